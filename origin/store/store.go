@@ -1,0 +1,99 @@
+// Package store is the origin's Postgres adapter: the connection pool, the
+// embedded schema migrations and the queries for sites and API keys. It
+// returns *apierror.Error for conditions a client can cause (not found,
+// invalid input) and wrapped errors for everything else.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DB is the origin's connection pool. Safe for concurrent use.
+type DB struct {
+	Pool *pgxpool.Pool
+}
+
+// Options tune Open. The zero value uses the defaults.
+type Options struct {
+	// MaxConns caps the pool. Zero: 20.
+	MaxConns int32
+	// ConnectTimeout bounds each new connection. Zero: 5 s.
+	ConnectTimeout time.Duration
+}
+
+// Open connects to the database at url and checks that it answers. The
+// returned error never contains the password of url.
+func Open(ctx context.Context, url string, opts Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx redacts the password in its parse errors.
+		return nil, fmt.Errorf("store: database url: %w", err)
+	}
+	cfg.MaxConns = 20
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	if opts.ConnectTimeout > 0 {
+		cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
+	}
+	cfg.HealthCheckPeriod = 10 * time.Second
+	cfg.ConnConfig.RuntimeParams["application_name"] = "listgate-origin"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
+	db := &DB{Pool: pool}
+	if err := db.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Ping checks that the database answers a query.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := db.Pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+// Close closes every connection of the pool; it waits for connections in
+// use to be released.
+func (db *DB) Close() { db.Pool.Close() }
+
+// InTx runs fn in a transaction, committing when fn returns nil and rolling
+// back otherwise.
+func (db *DB) InTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, db.Pool, fn)
+}
+
+// isUniqueViolation reports whether err is a unique constraint violation,
+// optionally of the named constraint.
+func isUniqueViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" &&
+		(constraint == "" || pgErr.ConstraintName == constraint)
+}
+
+// isInvalidText reports whether err is Postgres rejecting a malformed value,
+// such as a string that is not a UUID.
+func isInvalidText(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "22P02"
+}
+
+// isForeignKeyViolation reports whether err is a foreign key violation.
+func isForeignKeyViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503"
+}

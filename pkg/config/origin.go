@@ -1,0 +1,113 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"time"
+)
+
+// Origin configures the origin. The zero value is not valid: start from
+// DefaultOrigin.
+type Origin struct {
+	// Addr is the HTTP listen address (LISTGATE_ORIGIN_ADDR). Default 127.0.0.1:8081.
+	Addr string `yaml:"addr"`
+	// DatabaseURL is the Postgres connection string (LISTGATE_DATABASE_URL). Required.
+	DatabaseURL string `yaml:"database_url"`
+	// InternalToken authenticates the edge's identity headers
+	// (LISTGATE_INTERNAL_TOKEN). Required, at least 32 characters.
+	InternalToken string `yaml:"internal_token"`
+	// PublicURL is the edge's public base URL, ending before /v1
+	// (LISTGATE_PUBLIC_URL). Default http://127.0.0.1:8080.
+	PublicURL string `yaml:"public_url"`
+	// DatabaseMaxConns caps the pool (LISTGATE_DATABASE_MAX_CONNS). Default 20.
+	DatabaseMaxConns int `yaml:"database_max_conns"`
+
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout bound each
+	// connection. Defaults 5 s, 30 s, 60 s, 120 s.
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	ReadTimeout       time.Duration `yaml:"read_timeout"`
+	WriteTimeout      time.Duration `yaml:"write_timeout"`
+	IdleTimeout       time.Duration `yaml:"idle_timeout"`
+	// MaxHeaderBytes bounds request headers. Default 16 KiB.
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
+	// ShutdownTimeout bounds the drain on SIGTERM/SIGINT. Default 15 s.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// LogLevel is debug, info, warn or error (LISTGATE_LOG_LEVEL). Default info.
+	LogLevel string `yaml:"log_level"`
+}
+
+// DefaultOrigin returns the defaults; configs/origin.yaml documents them.
+func DefaultOrigin() Origin {
+	return Origin{
+		Addr:              "127.0.0.1:8081",
+		PublicURL:         "http://127.0.0.1:8080",
+		DatabaseMaxConns:  20,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+		ShutdownTimeout:   15 * time.Second,
+		LogLevel:          "info",
+	}
+}
+
+// LoadOrigin returns DefaultOrigin overlaid with the YAML file at path (if
+// not empty) and the environment, validated. get nil means os.LookupEnv.
+func LoadOrigin(path string, get Getenv) (Origin, error) {
+	if get == nil {
+		get = os.LookupEnv
+	}
+	c := DefaultOrigin()
+	if err := loadFile(path, &c); err != nil {
+		return c, err
+	}
+	envString(get, "LISTGATE_ORIGIN_ADDR", &c.Addr)
+	envString(get, "LISTGATE_DATABASE_URL", &c.DatabaseURL)
+	envString(get, "LISTGATE_INTERNAL_TOKEN", &c.InternalToken)
+	envString(get, "LISTGATE_PUBLIC_URL", &c.PublicURL)
+	envString(get, "LISTGATE_LOG_LEVEL", &c.LogLevel)
+	if err := envInt(get, "LISTGATE_DATABASE_MAX_CONNS", &c.DatabaseMaxConns); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// Validate reports the first invalid setting. It never includes the
+// database password or the internal token in its message.
+func (c Origin) Validate() error {
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return fmt.Errorf("config: addr %q: %w", c.Addr, err)
+	}
+	if c.DatabaseURL == "" {
+		return fmt.Errorf("config: LISTGATE_DATABASE_URL is required")
+	}
+	if len(c.InternalToken) < 32 {
+		return fmt.Errorf("config: LISTGATE_INTERNAL_TOKEN is required and must be at least 32 characters")
+	}
+	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("config: public_url %q must be an absolute http(s) URL", c.PublicURL)
+	}
+	if c.DatabaseMaxConns < 1 || c.DatabaseMaxConns > 1000 {
+		return fmt.Errorf("config: database_max_conns %d out of range 1..1000", c.DatabaseMaxConns)
+	}
+	for name, d := range map[string]time.Duration{
+		"read_header_timeout": c.ReadHeaderTimeout, "read_timeout": c.ReadTimeout,
+		"write_timeout": c.WriteTimeout, "idle_timeout": c.IdleTimeout, "shutdown_timeout": c.ShutdownTimeout,
+	} {
+		if d <= 0 {
+			return fmt.Errorf("config: %s must be positive", name)
+		}
+	}
+	if c.MaxHeaderBytes < 1024 {
+		return fmt.Errorf("config: max_header_bytes must be at least 1024")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("config: log_level %q is not debug, info, warn or error", c.LogLevel)
+	}
+	return nil
+}
