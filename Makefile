@@ -1,0 +1,43 @@
+# Listgate — `make help` lists the targets.
+SHELL := /bin/bash
+GO    ?= go
+PKGS  := ./...
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: run
+run: ## start the whole system: throwaway Postgres (unless LISTGATE_DATABASE_URL is set), demo data, origin
+	$(GO) run ./origin dev
+
+.PHONY: test
+test: fmt-check vet ## everything: gofmt check, go vet, go test -race (needs PostgreSQL and Redis binaries)
+	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+
+.PHONY: vet
+vet: ## go vet
+	$(GO) vet $(PKGS)
+
+.PHONY: fmt-check
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+.PHONY: fmt
+fmt: ## gofmt -w the tree
+	gofmt -w $$(git ls-files '*.go')
+
+.PHONY: lint
+lint: fmt-check vet ## gofmt check and go vet
+	@echo "lint: ok"
+
+.PHONY: bench
+bench: ## load scenarios and comparisons (go run ./bench)
+	$(GO) run ./bench
+
+.PHONY: build
+build: ## build bin/origin and bin/edge
+	$(GO) build -o bin/ ./origin ./edge

@@ -1,0 +1,52 @@
+// Command bench runs Listgate's load scenarios and comparisons on loopback
+// (`make bench`, DESIGN.md §9). Every scenario is bounded in time and in
+// request count.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// scenarios maps a scenario's name to its runner.
+var scenarios = map[string]func(args []string) error{}
+
+func main() {
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: go run ./bench [scenario ...]\n\nscenarios:\n")
+		for _, n := range names() {
+			fmt.Fprintf(os.Stderr, "  %s\n", n)
+		}
+	}
+	flag.Parse()
+	if len(scenarios) == 0 {
+		fmt.Println("bench: no scenarios yet")
+		return
+	}
+	run := flag.Args()
+	if len(run) == 0 {
+		run = names()
+	}
+	for _, n := range run {
+		f, ok := scenarios[n]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "bench: unknown scenario %q\n", n)
+			os.Exit(2)
+		}
+		if err := f(nil); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", n, err)
+			os.Exit(1)
+		}
+	}
+}
+
+func names() []string {
+	var ns []string
+	for n := range scenarios {
+		ns = append(ns, n)
+	}
+	sort.Strings(ns)
+	return ns
+}

@@ -1,0 +1,208 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/listgate/listgate/pkg/apierror"
+	"github.com/listgate/listgate/pkg/apikey"
+)
+
+// Headers the edge sets on forwarded requests. The origin believes them only
+// with a valid internal token and strips them otherwise.
+const (
+	HeaderSite          = "X-Listgate-Site"
+	HeaderKeyID         = "X-Listgate-Key-Id"
+	HeaderScopes        = "X-Listgate-Scopes"
+	HeaderInternalToken = "X-Listgate-Internal-Token"
+	HeaderRequestID     = "X-Request-Id"
+)
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	identityKey
+)
+
+// Identity is who a request comes from, as vouched for by the edge.
+type Identity struct {
+	SiteID string
+	KeyID  string
+	Scopes apikey.Scope
+}
+
+// RequestID returns the request's id, or "" outside a request.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// IdentityFrom returns the identity the edge vouched for, if any.
+func IdentityFrom(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey).(Identity)
+	return id, ok
+}
+
+// recoverPanics turns a panic into a 500 and a log line with the stack.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.ErrorContext(r.Context(), "panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()),
+					"request_id", RequestID(r.Context()))
+				apierror.WriteHTTP(w, RequestID(r.Context()), apierror.Internal(fmt.Errorf("panic: %v", v)))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestID takes the edge's X-Request-Id when it is sane, or makes one, and
+// echoes it on the response.
+func (s *Server) requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(HeaderRequestID)
+		if !validRequestID(id) {
+			id = newRequestID()
+		}
+		w.Header().Set(HeaderRequestID, id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
+	})
+}
+
+func validRequestID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// statusWriter records the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach Flush and deadlines.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logRequests writes one structured line per request and counts it in the
+// metrics by route pattern. Headers are never logged: they carry keys.
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+		d := time.Since(start)
+		pattern := r.Pattern
+		if pattern == "" || pattern == "/" {
+			pattern = "unmatched"
+		}
+		metrics.GetOrCreateCounter(fmt.Sprintf(`origin_http_requests_total{route=%q,method=%q,status="%d"}`,
+			pattern, r.Method, sw.status)).Inc()
+		metrics.GetOrCreateHistogram(fmt.Sprintf(`origin_http_request_duration_seconds{route=%q}`, pattern)).Update(d.Seconds())
+
+		level := slog.LevelInfo
+		switch {
+		case sw.status >= 500:
+			level = slog.LevelError
+		case pattern == "/healthz" || pattern == "/readyz" || pattern == "/metrics":
+			level = slog.LevelDebug
+		}
+		attrs := []slog.Attr{
+			slog.String("request_id", RequestID(r.Context())),
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.Int("status", sw.status),
+			slog.Int64("bytes", sw.bytes),
+			slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+		}
+		if id, ok := IdentityFrom(r.Context()); ok {
+			attrs = append(attrs, slog.String("site_id", id.SiteID), slog.String("key_id", id.KeyID))
+		}
+		s.log.LogAttrs(r.Context(), level, "request", attrs...)
+	})
+}
+
+// identify believes the edge's identity headers only when the internal token
+// matches (constant time), and strips them otherwise so no handler can read
+// a forged identity.
+func (s *Server) identify(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token := r.Header.Get(HeaderInternalToken)
+		trusted := s.internalToken != "" && token != "" &&
+			subtle.ConstantTimeCompare([]byte(token), []byte(s.internalToken)) == 1
+		site, keyID, scopes := r.Header.Get(HeaderSite), r.Header.Get(HeaderKeyID), r.Header.Get(HeaderScopes)
+		for _, h := range []string{HeaderInternalToken, HeaderSite, HeaderKeyID, HeaderScopes} {
+			r.Header.Del(h)
+		}
+		if trusted && site != "" && keyID != "" {
+			sc, err := apikey.ParseScopes(strings.TrimSpace(scopes))
+			if err == nil {
+				id := Identity{SiteID: site, KeyID: keyID, Scopes: sc}
+				r = r.WithContext(context.WithValue(r.Context(), identityKey, id))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// metrics writes the Prometheus text exposition, process metrics included.
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	metrics.WritePrometheus(w, true)
+	if s.db != nil {
+		st := s.db.Pool.Stat()
+		fmt.Fprintf(w, "origin_db_pool_acquired_conns %d\n", st.AcquiredConns())
+		fmt.Fprintf(w, "origin_db_pool_idle_conns %d\n", st.IdleConns())
+		fmt.Fprintf(w, "origin_db_pool_max_conns %d\n", st.MaxConns())
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+// Package api is the origin's HTTP API on the standard library: the
+// middleware chain of DESIGN.md §5, the route table, and the service
+// endpoints (/healthz, /readyz, /metrics). Handlers return errors; one
+// function turns them into responses.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/listgate/listgate/origin/store"
+	"github.com/listgate/listgate/pkg/apierror"
+)
+
+// Server serves the origin's HTTP API. Build it with New; its fields are
+// read-only afterwards. Safe for concurrent use.
+type Server struct {
+	db            *store.DB
+	log           *slog.Logger
+	internalToken string
+	routes        map[string]*route
+	mux           *http.ServeMux
+	handler       http.Handler
+}
+
+// Config holds what New needs.
+type Config struct {
+	DB *store.DB
+	// Log receives one line per request and every internal error. Nil:
+	// slog.Default().
+	Log *slog.Logger
+	// InternalToken authenticates the edge's identity headers.
+	InternalToken string
+}
+
+// New builds the server and its route table.
+func New(cfg Config) *Server {
+	s := &Server{db: cfg.DB, log: cfg.Log, internalToken: cfg.InternalToken,
+		routes: map[string]*route{}, mux: http.NewServeMux()}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.mux.Handle("/", s.wrap(func(w http.ResponseWriter, r *http.Request) error {
+		return apierror.NotFound("no such path")
+	}))
+
+	s.handle("GET /healthz", s.healthz)
+	s.handle("GET /readyz", s.readyz)
+	s.handle("GET /metrics", s.metrics)
+
+	// The chain, outermost first; its order is the request path.
+	s.handler = chain(s.mux,
+		s.recoverPanics,
+		s.requestID,
+		s.logRequests,
+		s.identify,
+	)
+	return s
+}
+
+// Handler returns the server's root handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// handlerFunc is an HTTP handler that returns an error instead of writing
+// one.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// route dispatches one path pattern by method, answering 405 with Allow for
+// the others. GET handlers serve HEAD too.
+type route struct {
+	methods map[string]handlerFunc
+	allow   string
+}
+
+// handle registers h for "METHOD /pattern".
+func (s *Server) handle(pattern string, h handlerFunc) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok {
+		panic("api: pattern without method: " + pattern)
+	}
+	rt := s.routes[path]
+	if rt == nil {
+		rt = &route{methods: map[string]handlerFunc{}}
+		s.routes[path] = rt
+		s.mux.Handle(path, s.wrap(rt.serve))
+	}
+	if _, dup := rt.methods[method]; dup {
+		panic("api: duplicate route " + pattern)
+	}
+	rt.methods[method] = h
+	var allow []string
+	for m := range rt.methods {
+		allow = append(allow, m)
+		if m == http.MethodGet {
+			allow = append(allow, http.MethodHead)
+		}
+	}
+	sort.Strings(allow)
+	rt.allow = strings.Join(allow, ", ")
+}
+
+func (rt *route) serve(w http.ResponseWriter, r *http.Request) error {
+	h, ok := rt.methods[r.Method]
+	if !ok && r.Method == http.MethodHead {
+		h, ok = rt.methods[http.MethodGet]
+	}
+	if !ok {
+		return apierror.MethodNotAllowed(rt.allow)
+	}
+	return h(w, r)
+}
+
+// wrap turns a handlerFunc into an http.Handler: the one place errors become
+// responses.
+func (s *Server) wrap(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// writeError writes err's envelope and logs it when it is the server's fault.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := apierror.WriteHTTP(w, RequestID(r.Context()), err)
+	switch e.Code {
+	case apierror.CodeInternalError:
+		s.log.ErrorContext(r.Context(), "internal error", "err", e.Err, "request_id", RequestID(r.Context()),
+			"method", r.Method, "path", r.URL.Path)
+	case apierror.CodeServiceUnavailable:
+		s.log.WarnContext(r.Context(), "service unavailable", "err", e.Err, "request_id", RequestID(r.Context()))
+	}
+}
+
+// chain applies middleware so that the first is outermost.
+func chain(h http.Handler, mw ...func(http.Handler) http.Handler) http.Handler {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h
+}
+
+// healthz answers while the process runs.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers 200 when the database answers within two seconds, 503
+// otherwise.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.db.Ping(ctx); err != nil {
+		return apierror.Unavailable(1, err)
+	}
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

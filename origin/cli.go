@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/listgate/listgate/origin/store"
+	"github.com/listgate/listgate/pkg/apierror"
+)
+
+const usage = `usage: origin <command> [flags]
+
+commands:
+  migrate                                   apply the schema migrations
+  serve [--migrate] [--config FILE]         run the HTTP API
+  dev                                       make run: throwaway Postgres (unless
+                                            LISTGATE_DATABASE_URL is set), migrate,
+                                            seed demo data, serve
+  sites create --name NAME --plan PLAN [--timezone TZ] [--json]
+  sites set-plan SITE_ID PLAN
+  sites list [--json]
+  keys create --site SITE_ID --name NAME --scopes SCOPES [--json]
+  keys revoke KEY_ID
+  keys list --site SITE_ID [--json]
+  seed demo [--json]
+
+Every command reads LISTGATE_DATABASE_URL. --json prints one JSON object.
+`
+
+// errUsage marks a command line mistake: exit status 2 and the usage text.
+var errUsage = errors.New("usage")
+
+// run executes one command line and returns the exit status.
+func run(ctx context.Context, args []string, e *env) int {
+	err := dispatch(ctx, args, e)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(e.stdout, usage)
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(e.stderr, "origin: %v\n\n%s", err, usage)
+		return 2
+	default:
+		fmt.Fprintf(e.stderr, "origin: %s\n", describe(err))
+		return 1
+	}
+}
+
+func dispatch(ctx context.Context, args []string, e *env) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: no command", errUsage)
+	}
+	cmd, rest := args[0], args[1:]
+	sub := ""
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		sub = rest[0]
+	}
+	switch cmd {
+	case "help", "-h", "--help":
+		return flag.ErrHelp
+	case "migrate":
+		return cmdMigrate(ctx, rest, e)
+	case "serve":
+		return cmdServe(ctx, rest, e)
+	case "dev":
+		return cmdDev(ctx, rest, e)
+	case "sites":
+		switch sub {
+		case "create":
+			return cmdSitesCreate(ctx, rest[1:], e)
+		case "set-plan":
+			return cmdSitesSetPlan(ctx, rest[1:], e)
+		case "list":
+			return cmdSitesList(ctx, rest[1:], e)
+		}
+	case "keys":
+		switch sub {
+		case "create":
+			return cmdKeysCreate(ctx, rest[1:], e)
+		case "revoke":
+			return cmdKeysRevoke(ctx, rest[1:], e)
+		case "list":
+			return cmdKeysList(ctx, rest[1:], e)
+		}
+	case "seed":
+		if sub == "demo" {
+			return cmdSeedDemo(ctx, rest[1:], e)
+		}
+	}
+	return fmt.Errorf("%w: unknown command %q", errUsage, strings.TrimSpace(cmd+" "+sub))
+}
+
+// describe renders an error for a terminal: API errors as their message and
+// each detail, anything else as it is.
+func describe(err error) string {
+	var ae *apierror.Error
+	if !errors.As(err, &ae) || ae.Code == apierror.CodeInternalError {
+		return err.Error()
+	}
+	msg := ae.Message
+	keys := make([]string, 0, len(ae.Details))
+	for k := range ae.Details {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		msg += fmt.Sprintf("\n  %s: %s", k, ae.Details[k])
+	}
+	return msg
+}
+
+// newFlags returns a flag set that reports errors instead of exiting.
+func newFlags(name string, e *env) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+// parse parses args, wrapping mistakes as usage errors, and checks the
+// number of positional arguments.
+func parse(fs *flag.FlagSet, args []string, positional int) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
+	}
+	if fs.NArg() != positional {
+		return fmt.Errorf("%w: %s takes %d argument(s), got %d", errUsage, fs.Name(), positional, fs.NArg())
+	}
+	return nil
+}
+
+// required reports the first empty flag among name=value pairs.
+func required(fs *flag.FlagSet, pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if strings.TrimSpace(pairs[i+1]) == "" {
+			return fmt.Errorf("%w: %s needs --%s", errUsage, fs.Name(), pairs[i])
+		}
+	}
+	return nil
+}
+
+// openDB opens LISTGATE_DATABASE_URL.
+func openDB(ctx context.Context, e *env) (*store.DB, error) {
+	url, _ := e.getenv("LISTGATE_DATABASE_URL")
+	if url == "" {
+		return nil, errors.New("LISTGATE_DATABASE_URL is not set")
+	}
+	return store.Open(ctx, url, store.Options{MaxConns: 4})
+}
+
+// printJSON writes v as one line of JSON.
+func printJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}

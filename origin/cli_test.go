@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/listgate/listgate/origin/store/storetest"
+	"github.com/listgate/listgate/pkg/apikey"
+	"github.com/listgate/listgate/pkg/devdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(devdb.RunTests(m)) }
+
+// cli runs origin commands in-process against one database.
+type cli struct {
+	tb  testing.TB
+	env map[string]string
+}
+
+func newCLI(tb testing.TB, dbURL string) *cli {
+	return &cli{tb: tb, env: map[string]string{"LISTGATE_DATABASE_URL": dbURL}}
+}
+
+// run returns the exit status, stdout and stderr of one command line.
+func (c *cli) run(args ...string) (int, string, string) {
+	c.tb.Helper()
+	var out, errOut bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: func(k string) (string, bool) {
+		v, ok := c.env[k]
+		return v, ok
+	}}
+	code := run(context.Background(), args, e)
+	return code, out.String(), errOut.String()
+}
+
+// mustJSON runs a command that must succeed and decodes its --json output.
+func (c *cli) mustJSON(dst any, args ...string) {
+	c.tb.Helper()
+	code, out, errOut := c.run(args...)
+	if code != 0 {
+		c.tb.Fatalf("origin %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	if err := json.Unmarshal([]byte(out), dst); err != nil {
+		c.tb.Fatalf("origin %s: output %q: %v", strings.Join(args, " "), out, err)
+	}
+}
+
+func TestMigrateCommand(t *testing.T) {
+	c := newCLI(t, devdb.NewTestDatabase(t, nil))
+	code, out, errOut := c.run("migrate")
+	if code != 0 || !strings.Contains(out, "applied 0001_init") {
+		t.Fatalf("first migrate: exit %d, %q, %q", code, out, errOut)
+	}
+	code, out, _ = c.run("migrate")
+	if code != 0 || strings.Contains(out, "applied") || !strings.Contains(out, "schema at version") {
+		t.Fatalf("second migrate: exit %d, %q", code, out)
+	}
+	delete(c.env, "LISTGATE_DATABASE_URL")
+	if code, _, errOut := c.run("migrate"); code != 1 || !strings.Contains(errOut, "LISTGATE_DATABASE_URL") {
+		t.Fatalf("migrate without a database: exit %d, %q", code, errOut)
+	}
+}
+
+func TestSitesAndKeysCommands(t *testing.T) {
+	url := storetest.URL(t)
+	c := newCLI(t, url)
+
+	var site struct{ ID, Name, Plan string }
+	c.mustJSON(&site, "sites", "create", "--name", "Bayside Realty", "--plan", "starter", "--json")
+	if site.ID == "" || site.Name != "Bayside Realty" || site.Plan != "starter" {
+		t.Fatalf("site %+v", site)
+	}
+	if code, out, _ := c.run("sites", "set-plan", site.ID, "enterprise"); code != 0 || !strings.Contains(out, "enterprise") {
+		t.Fatalf("set-plan: %d %q", code, out)
+	}
+	var sites struct{ Sites []struct{ ID, Plan string } }
+	c.mustJSON(&sites, "sites", "list", "--json")
+	if len(sites.Sites) != 1 || sites.Sites[0].Plan != "enterprise" {
+		t.Fatalf("sites list %+v", sites)
+	}
+
+	var key struct {
+		ID, Key string
+		Scopes  []string
+	}
+	c.mustJSON(&key, "keys", "create", "--site", site.ID, "--name", "WordPress", "--scopes", "listings:read, leads:write", "--json")
+	if err := apikey.Check(key.Key); err != nil {
+		t.Fatalf("printed key %q: %v", key.Key, err)
+	}
+	if strings.Join(key.Scopes, ",") != "listings:read,leads:write" {
+		t.Errorf("scopes %v", key.Scopes)
+	}
+	// The secret is printed once and never stored in clear.
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var inClear bool
+	conn.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM api_keys k WHERE position($1 in k::text) > 0)`, key.Key).Scan(&inClear)
+	if inClear {
+		t.Fatal("key stored in clear")
+	}
+	var list struct {
+		Keys []struct {
+			ID        string
+			RevokedAt *string `json:"revoked_at"`
+			Key       string
+		}
+	}
+	c.mustJSON(&list, "keys", "list", "--site", site.ID, "--json")
+	if len(list.Keys) != 1 || list.Keys[0].ID != key.ID || list.Keys[0].RevokedAt != nil || list.Keys[0].Key != "" {
+		t.Fatalf("keys list %+v", list)
+	}
+	if code, out, _ := c.run("keys", "list", "--site", site.ID); code != 0 || strings.Contains(out, key.Key) || !strings.Contains(out, key.Key[36:]) {
+		t.Fatalf("keys list shows the secret or not the hint: %q", out)
+	}
+	if code, _, errOut := c.run("keys", "revoke", key.ID); code != 0 {
+		t.Fatalf("revoke: %d %s", code, errOut)
+	}
+	c.mustJSON(&list, "keys", "list", "--site", site.ID, "--json")
+	if list.Keys[0].RevokedAt == nil {
+		t.Fatal("key not revoked")
+	}
+
+	for name, tc := range map[string]struct {
+		args []string
+		code int
+		want string
+	}{
+		"unknown scope":   {[]string{"keys", "create", "--site", site.ID, "--name", "x", "--scopes", "admin"}, 2, "admin"},
+		"missing name":    {[]string{"keys", "create", "--site", site.ID, "--scopes", "leads:write"}, 2, "--name"},
+		"unknown site":    {[]string{"keys", "create", "--site", "6f1c2a8e-0000-4000-8000-000000000000", "--name", "x", "--scopes", "leads:write"}, 1, "site not found"},
+		"revoke unknown":  {[]string{"keys", "revoke", "6f1c2a8e-0000-4000-8000-000000000000"}, 1, "key not found"},
+		"bad plan":        {[]string{"sites", "create", "--name", "x", "--plan", "gold"}, 1, "unknown plan"},
+		"set-plan args":   {[]string{"sites", "set-plan", site.ID}, 2, "takes 2"},
+		"unknown command": {[]string{"keys", "rotate"}, 2, "unknown command"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, _, errOut := c.run(tc.args...)
+			if code != tc.code || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d mentioning %q", code, errOut, tc.code, tc.want)
+			}
+		})
+	}
+}
+
+func TestSeedDemo(t *testing.T) {
+	type key struct {
+		Key    string
+		Scopes []string
+	}
+	c := newCLI(t, storetest.URL(t))
+	var d struct {
+		Site    struct{ ID string }
+		ReadKey key `json:"read_key"`
+		LeadKey key `json:"lead_key"`
+	}
+	c.mustJSON(&d, "seed", "demo", "--json")
+	if d.Site.ID == "" || apikey.Check(d.ReadKey.Key) != nil || apikey.Check(d.LeadKey.Key) != nil {
+		t.Fatalf("seed demo printed %+v", d)
+	}
+	if strings.Join(d.ReadKey.Scopes, ",") != "listings:read,agents:read,stats:read" || strings.Join(d.LeadKey.Scopes, ",") != "leads:write" {
+		t.Errorf("scopes %v / %v", d.ReadKey.Scopes, d.LeadKey.Scopes)
+	}
+}

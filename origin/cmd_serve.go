@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/listgate/listgate/origin/api"
+	"github.com/listgate/listgate/origin/store"
+	"github.com/listgate/listgate/pkg/config"
+	"github.com/listgate/listgate/pkg/devdb"
+)
+
+func cmdServe(ctx context.Context, args []string, e *env) error {
+	fs := newFlags("serve", e)
+	migrate := fs.Bool("migrate", false, "apply schema migrations before serving")
+	configPath := fs.String("config", "", "YAML config file (default: built-in defaults, see configs/origin.yaml)")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	cfg, err := config.LoadOrigin(*configPath, e.getenv)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, *migrate, e, nil)
+}
+
+// newLogger returns the JSON logger all origin commands that serve use.
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})).With("service", "origin")
+}
+
+// serve runs the origin's HTTP API until ctx ends, then drains connections
+// for at most cfg.ShutdownTimeout and closes the database pool. ready, when
+// not nil, is called with the bound address once the listener is open.
+func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready func(addr string)) error {
+	log := newLogger(e.stderr, cfg.LogLevel)
+	db, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cfg.DatabaseMaxConns)})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if migrate {
+		applied, err := db.Migrate(ctx)
+		if err != nil {
+			return err
+		}
+		log.Info("migrated", "applied", len(applied))
+	}
+	srv := api.New(api.Config{DB: db, Log: log, InternalToken: cfg.InternalToken})
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("origin listening", "addr", ln.Addr().String())
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	err = hs.Shutdown(sctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	log.Info("stopped")
+	return err
+}
+
+// cmdDev is what `make run` runs: a throwaway Postgres unless
+// LISTGATE_DATABASE_URL is set, migrations, demo data, and the origin, until
+// Ctrl-C.
+func cmdDev(ctx context.Context, args []string, e *env) error {
+	fs := newFlags("dev", e)
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	overrides := map[string]string{}
+	dbNote := "from LISTGATE_DATABASE_URL"
+	if url, _ := e.getenv("LISTGATE_DATABASE_URL"); url == "" {
+		fmt.Fprintln(e.stdout, "Starting a throwaway PostgreSQL (LISTGATE_DATABASE_URL is not set)…")
+		pg, err := devdb.StartPostgres(ctx, devdb.PostgresOptions{})
+		if err != nil {
+			return err
+		}
+		defer pg.Close()
+		conn, err := pgx.Connect(ctx, pg.URL)
+		if err != nil {
+			return err
+		}
+		_, err = conn.Exec(ctx, "CREATE DATABASE listgate")
+		conn.Close(ctx)
+		if err != nil {
+			return err
+		}
+		overrides["LISTGATE_DATABASE_URL"] = pg.DatabaseURL("listgate")
+		dbNote = pg.DatabaseURL("listgate") + " (throwaway: removed on exit)"
+	}
+	tokenNote := "from LISTGATE_INTERNAL_TOKEN"
+	if t, _ := e.getenv("LISTGATE_INTERNAL_TOKEN"); t == "" {
+		var b [32]byte
+		rand.Read(b[:])
+		overrides["LISTGATE_INTERNAL_TOKEN"] = hex.EncodeToString(b[:])
+		tokenNote = "generated for this run"
+	}
+	get := func(k string) (string, bool) {
+		if v, ok := overrides[k]; ok {
+			return v, true
+		}
+		return e.getenv(k)
+	}
+	cfg, err := config.LoadOrigin("", get)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: 4})
+	if err != nil {
+		return err
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return err
+	}
+	demo, err := seedDemo(ctx, db)
+	db.Close()
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, false, e, func(addr string) {
+		fmt.Fprintf(e.stdout, `
+Listgate is running. Ctrl-C stops everything.
+
+  origin          http://%[1]s   (GET /healthz, /readyz, /metrics)
+  database        %[2]s
+  internal token  %[3]s
+  demo site       %[4]s  %[5]q, %[6]s plan
+  read key        %[7]s  (%[8]s)
+  lead key        %[9]s  (%[10]s)
+
+Try:
+  curl -s http://%[1]s/readyz
+
+`, addr, dbNote, tokenNote, demo.Site.ID, demo.Site.Name, demo.Site.Plan,
+			demo.ReadKey.Key, joinScopes(demo.ReadKey.Scopes), demo.LeadKey.Key, joinScopes(demo.LeadKey.Scopes))
+	})
+}
