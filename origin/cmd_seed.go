@@ -3,22 +3,32 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
+	"time"
 
+	"github.com/listgate/listgate/origin/ingest"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/reaxml/reaxmlgen"
 )
 
 // demoSeed is what `origin seed demo` creates and prints.
 type demoSeed struct {
-	Site    store.Site `json:"site"`
-	ReadKey createdKey `json:"read_key"`
-	LeadKey createdKey `json:"lead_key"`
+	Site     store.Site    `json:"site"`
+	ReadKey  createdKey    `json:"read_key"`
+	LeadKey  createdKey    `json:"lead_key"`
+	Listings ingest.Counts `json:"listings"`
 }
 
+// DemoListings is how many listings the demo feed has.
+const DemoListings = 250
+
 // seedDemo creates a demo site with a read-only key (what pairing would give
-// a WordPress site) and a lead-capture key. Each call creates a new site.
+// a WordPress site), a lead-capture key, and listings, agents and media
+// imported from a generated REAXML feed. Each call creates a new site.
 func seedDemo(ctx context.Context, db *store.DB) (demoSeed, error) {
 	var d demoSeed
 	site, err := db.CreateSite(ctx, "Demo Realty", model.Professional, store.DefaultTimezone)
@@ -40,6 +50,21 @@ func seedDemo(ctx context.Context, db *store.DB) (demoSeed, error) {
 		}
 		*k.dst = createdKey{ID: rec.ID, SiteID: site.ID, Name: rec.Name, Key: secret, Scopes: rec.ScopeNames}
 	}
+	loc, err := time.LoadLocation(site.Timezone)
+	if err != nil {
+		return d, err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(reaxmlgen.Generate(pw, reaxmlgen.Options{
+			Seed: 2026, Listings: DemoListings, AgencyID: "DEMO", Agents: 8, Now: time.Now(), Location: loc}))
+	}()
+	res, err := ingest.New(db, slog.New(slog.DiscardHandler)).Import(ctx, site.ID, pr, ingest.Options{})
+	pr.Close()
+	if err != nil {
+		return d, fmt.Errorf("demo listings: %w", err)
+	}
+	d.Listings = res.Counts
 	return d, nil
 }
 
@@ -61,8 +86,8 @@ func cmdSeedDemo(ctx context.Context, args []string, e *env) error {
 	if *asJSON {
 		return printJSON(e.stdout, d)
 	}
-	fmt.Fprintf(e.stdout, "demo site %s (%s, %s plan)\n  read key  %s  (%s)\n  lead key  %s  (%s)\n",
-		d.Site.ID, d.Site.Name, d.Site.Plan, d.ReadKey.Key, joinScopes(d.ReadKey.Scopes), d.LeadKey.Key, joinScopes(d.LeadKey.Scopes))
+	fmt.Fprintf(e.stdout, "demo site %s (%s, %s plan, %d listings)\n  read key  %s  (%s)\n  lead key  %s  (%s)\n",
+		d.Site.ID, d.Site.Name, d.Site.Plan, d.Listings.Created, d.ReadKey.Key, joinScopes(d.ReadKey.Scopes), d.LeadKey.Key, joinScopes(d.LeadKey.Scopes))
 	fmt.Fprintln(e.stderr, "Store these keys now: they are shown once and cannot be recovered.")
 	return nil
 }

@@ -35,6 +35,16 @@ type Config struct {
 	Log *slog.Logger
 	// InternalToken authenticates the edge's identity headers.
 	InternalToken string
+	// Mounts add the routes of other origin packages (upload API, read
+	// API, …) to the route table.
+	Mounts []Mounter
+}
+
+// Mounter is a package whose routes the server serves. Mount calls handle
+// once per route with a pattern "METHOD /path/{param}" (net/http ServeMux
+// syntax); a pattern must not be registered twice.
+type Mounter interface {
+	Mount(handle func(pattern string, h HandlerFunc))
 }
 
 // New builds the server and its route table.
@@ -51,6 +61,9 @@ func New(cfg Config) *Server {
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /readyz", s.readyz)
 	s.handle("GET /metrics", s.metrics)
+	for _, m := range cfg.Mounts {
+		m.Mount(s.handle)
+	}
 
 	// The chain, outermost first; its order is the request path.
 	s.handler = chain(s.mux,
@@ -65,26 +78,27 @@ func New(cfg Config) *Server {
 // Handler returns the server's root handler.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// handlerFunc is an HTTP handler that returns an error instead of writing
-// one.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+// HandlerFunc is an HTTP handler that returns an error instead of writing
+// one: the server turns the error into the API's envelope (an
+// *apierror.Error as it says, anything else as INTERNAL_ERROR, logged).
+type HandlerFunc = func(w http.ResponseWriter, r *http.Request) error
 
 // route dispatches one path pattern by method, answering 405 with Allow for
 // the others. GET handlers serve HEAD too.
 type route struct {
-	methods map[string]handlerFunc
+	methods map[string]HandlerFunc
 	allow   string
 }
 
 // handle registers h for "METHOD /pattern".
-func (s *Server) handle(pattern string, h handlerFunc) {
+func (s *Server) handle(pattern string, h HandlerFunc) {
 	method, path, ok := strings.Cut(pattern, " ")
 	if !ok {
 		panic("api: pattern without method: " + pattern)
 	}
 	rt := s.routes[path]
 	if rt == nil {
-		rt = &route{methods: map[string]handlerFunc{}}
+		rt = &route{methods: map[string]HandlerFunc{}}
 		s.routes[path] = rt
 		s.mux.Handle(path, s.wrap(rt.serve))
 	}
@@ -114,9 +128,9 @@ func (rt *route) serve(w http.ResponseWriter, r *http.Request) error {
 	return h(w, r)
 }
 
-// wrap turns a handlerFunc into an http.Handler: the one place errors become
+// wrap turns a HandlerFunc into an http.Handler: the one place errors become
 // responses.
-func (s *Server) wrap(h handlerFunc) http.Handler {
+func (s *Server) wrap(h HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)

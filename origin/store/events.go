@@ -19,9 +19,9 @@ const (
 // outbox rows to each other; the payload is the event id.
 const EventChannel = "listgate_events"
 
-// insertEvent writes an event to the outbox in tx and notifies listeners
+// InsertEvent writes an event to the outbox in tx and notifies listeners
 // when tx commits.
-func insertEvent(ctx context.Context, tx pgx.Tx, siteID, typ string, payload any) error {
+func InsertEvent(ctx context.Context, tx pgx.Tx, siteID, typ string, payload any) error {
 	var id int64
 	err := tx.QueryRow(ctx, `INSERT INTO events (site_id, type, payload) VALUES ($1, $2, $3) RETURNING id`,
 		siteID, typ, payload).Scan(&id)

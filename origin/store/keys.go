@@ -107,7 +107,7 @@ func (db *DB) RevokeKey(ctx context.Context, keyID string) (Key, error) {
 		if wasRevoked {
 			return nil
 		}
-		return insertEvent(ctx, tx, k.SiteID, EventKeyRevoked, map[string]any{
+		return InsertEvent(ctx, tx, k.SiteID, EventKeyRevoked, map[string]any{
 			"key_id": k.ID, "site_id": k.SiteID, "key_hash": hex.EncodeToString(hash),
 		})
 	})

@@ -80,7 +80,7 @@ func (db *DB) SetPlan(ctx context.Context, siteID string, plan model.Plan) error
 		if err != nil {
 			return fmt.Errorf("store: set plan: %w", err)
 		}
-		return insertEvent(ctx, tx, siteID, EventPlanChanged, map[string]any{
+		return InsertEvent(ctx, tx, siteID, EventPlanChanged, map[string]any{
 			"site_id": siteID, "plan": plan, "limit": plan.Limit(),
 		})
 	})

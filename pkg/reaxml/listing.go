@@ -193,6 +193,21 @@ type Amount struct {
 	Max   *float64 `json:"max,omitzero"`
 }
 
+// Figure is the amount as one number: the value, else the low end of the
+// range, else its high end; nil when a is nil or has no figure.
+func (a *Amount) Figure() *float64 {
+	switch {
+	case a == nil:
+		return nil
+	case a.Value != nil:
+		return a.Value
+	case a.Min != nil:
+		return a.Min
+	default:
+		return a.Max
+	}
+}
+
 // Price is the price element of a sale listing, or the price of soldDetails.
 type Price struct {
 	Amount

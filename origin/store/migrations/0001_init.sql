@@ -61,17 +61,32 @@ CREATE TABLE listings (
     category       text,
     headline       text,
     description    text,
+    -- suburb and postcode only when the feed lets the suburb be shown;
+    -- search_address only the parts the feed lets be shown.
     suburb         text,
     state          text,
     postcode       text,
+    search_address text,
+    -- The sale price or weekly rent, for filters and sorts; price_shown is
+    -- false when the feed hides it.
     price          numeric(14, 2),
+    price_shown    boolean NOT NULL DEFAULT true,
     bedrooms       integer,
     bathrooms      integer,
     car_spaces     integer,
+    search         tsvector GENERATED ALWAYS AS (
+                       -- Where a listing is ranks above what its text says.
+                       setweight(to_tsvector('simple', coalesce(search_address, '')), 'A') ||
+                       setweight(to_tsvector('simple', coalesce(headline, '')), 'B') ||
+                       setweight(to_tsvector('english', coalesce(headline, '')), 'B') ||
+                       setweight(to_tsvector('english', coalesce(category, '')), 'C') ||
+                       setweight(to_tsvector('english', coalesce(description, '')), 'D')) STORED,
     -- The listing as read from the feed, merged across partial updates; the
-    -- columns above are copies for filtering and sorting.
+    -- columns above are copies for filtering, sorting and search.
     doc            jsonb NOT NULL DEFAULT '{}',
     feed_mod_time  timestamptz,
+    -- SHA-256 of the last record applied, to count a repeated record as unchanged.
+    feed_hash      bytea,
     created_at     timestamptz NOT NULL DEFAULT now(),
     modified_at    timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (site_id, ref),
@@ -80,6 +95,18 @@ CREATE TABLE listings (
 );
 CREATE INDEX listings_site_modified ON listings (site_id, modified_at DESC, ref DESC);
 CREATE INDEX listings_site_unique_id ON listings (site_id, unique_id);
+-- The read API's filters and sorts: every query a site makes is an index scan.
+CREATE INDEX listings_site_status_modified ON listings (site_id, status, modified_at DESC, ref DESC);
+CREATE INDEX listings_site_status_created ON listings (site_id, status, created_at DESC, ref DESC);
+CREATE INDEX listings_site_status_price ON listings (site_id, status, price, ref);
+CREATE INDEX listings_site_status_price_desc ON listings (site_id, status, price DESC NULLS LAST, ref DESC);
+-- Totals (meta.total) of filtered pages are index-only scans of this one.
+CREATE INDEX listings_site_status_filters ON listings (site_id, status, type)
+    INCLUDE (price, bedrooms, bathrooms, car_spaces, state, postcode, suburb, category, modified_at, featured);
+CREATE INDEX listings_site_status_suburb ON listings (site_id, status, lower(suburb), ref);
+CREATE INDEX listings_site_featured ON listings (site_id, modified_at DESC, ref DESC) WHERE featured;
+CREATE EXTENSION IF NOT EXISTS btree_gin;
+CREATE INDEX listings_site_search ON listings USING gin (site_id, search);
 
 CREATE TABLE listing_agents (
     site_id     uuid NOT NULL,
@@ -227,6 +254,8 @@ CREATE TABLE oauth_tokens (
     FOREIGN KEY (site_id, client_id) REFERENCES oauth_clients (site_id, client_id) ON DELETE CASCADE
 );
 CREATE INDEX oauth_tokens_expiry ON oauth_tokens (expires_at);
+-- Revoking a client deletes its tokens.
+CREATE INDEX oauth_tokens_client ON oauth_tokens (site_id, client_id);
 
 CREATE TABLE feed_jobs (
     site_id     uuid NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
@@ -239,6 +268,10 @@ CREATE TABLE feed_jobs (
     counts      jsonb NOT NULL DEFAULT '{}',
     errors      jsonb NOT NULL DEFAULT '[]',
     attempts    integer NOT NULL DEFAULT 0,
+    -- A worker owns a processing job until lease_until; a job whose lease ran
+    -- out (its origin died) is picked up again. On a queued job it is the
+    -- time a retry becomes ready (NULL: ready now).
+    lease_until timestamptz,
     created_at  timestamptz NOT NULL DEFAULT now(),
     started_at  timestamptz,
     finished_at timestamptz,

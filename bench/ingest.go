@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/listgate/listgate/origin/ingest"
+	"github.com/listgate/listgate/origin/store"
+	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/reaxml"
+	"github.com/listgate/listgate/pkg/reaxml/reaxmlgen"
+)
+
+func init() { scenarios["ingest"] = benchIngest }
+
+// benchIngest measures REAXML listings parsed per second and imported per
+// second into a throwaway Postgres, on a generated feed, with the peak heap.
+func benchIngest(args []string) error {
+	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	n := fs.Int("listings", 10000, "listings in the generated feed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var feed bytes.Buffer
+	if err := reaxmlgen.Generate(&feed, reaxmlgen.Options{Seed: 42, Listings: *n}); err != nil {
+		return err
+	}
+	fmt.Printf("ingest: generated feed of %d listings, %.1f MiB\n", *n, float64(feed.Len())/(1<<20))
+
+	// Parse only.
+	start := time.Now()
+	dec := reaxml.NewDecoder(bytes.NewReader(feed.Bytes()), reaxml.Options{})
+	parsed := 0
+	for {
+		_, err := dec.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var le *reaxml.ListingError
+		if err != nil && !errors.As(err, &le) {
+			return err
+		}
+		parsed++
+	}
+	parseDur := time.Since(start)
+
+	// Parse and import.
+	ctx := context.Background()
+	pg, err := devdb.StartPostgres(ctx, devdb.PostgresOptions{})
+	if err != nil {
+		return err
+	}
+	defer pg.Close()
+	conn, err := pgx.Connect(ctx, pg.URL)
+	if err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE bench")
+	conn.Close(ctx)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, pg.DatabaseURL("bench"), store.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Migrate(ctx); err != nil {
+		return err
+	}
+	site, err := db.CreateSite(ctx, "Bench Realty", model.Enterprise, "")
+	if err != nil {
+		return err
+	}
+	var peak uint64
+	var ms runtime.MemStats
+	start = time.Now()
+	res, err := ingest.New(db, slog.New(slog.DiscardHandler)).Import(ctx, site.ID, bytes.NewReader(feed.Bytes()),
+		ingest.Options{Progress: func(ingest.Counts, int64) {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+		}})
+	importDur := time.Since(start)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("ingest: parse  %8.0f listings/s  (%d in %v)\n", float64(parsed)/parseDur.Seconds(), parsed, parseDur.Round(time.Millisecond))
+	fmt.Printf("ingest: import %8.0f listings/s  (%+v in %v), peak heap %.1f MiB (feed held in memory: %.1f MiB)\n",
+		float64(*n)/importDur.Seconds(), res.Counts, importDur.Round(time.Millisecond),
+		float64(peak)/(1<<20), float64(feed.Len())/(1<<20))
+	return nil
+}

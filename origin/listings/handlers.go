@@ -1,0 +1,183 @@
+package listings
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/listgate/listgate/pkg/apierror"
+	"github.com/listgate/listgate/pkg/model"
+)
+
+func (s *Service) list(w http.ResponseWriter, r *http.Request, st site) error {
+	f, err := parseListingFilter(r.URL, listingParams, false)
+	if err != nil {
+		return err
+	}
+	return s.listings(w, r, st, f)
+}
+
+func (s *Service) search(w http.ResponseWriter, r *http.Request, st site) error {
+	f, err := parseListingFilter(r.URL, searchParams, true)
+	if err != nil {
+		return err
+	}
+	return s.listings(w, r, st, f)
+}
+
+func (s *Service) featured(w http.ResponseWriter, r *http.Request, st site) error {
+	q := newQuery(r.URL, featuredParams)
+	f := listingFilter{page: q.page(), sort: "-modified"}
+	f.statuses = q.enumList("status", servedStatuses)
+	if f.statuses == nil {
+		f.statuses = []string{"current"}
+	}
+	if err := q.err(); err != nil {
+		return err
+	}
+	f.featuredOnly = true
+	return s.listings(w, r, st, f)
+}
+
+// listings runs a listing query and writes the page. Listings whose status
+// is withdrawn, offmarket or deleted come as tombstones when the request
+// asked for changes (modified_since).
+func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f listingFilter) error {
+	sql, countSQL, b := listingSQL(st.id, f)
+	ctx := r.Context()
+	var found []*row
+	total := 0
+	batch := &pgx.Batch{}
+	batch.Queue(sql, b.args...).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			rw := &row{}
+			if err := rows.Scan(rw.dest()...); err != nil {
+				return err
+			}
+			found = append(found, rw)
+		}
+		return rows.Err()
+	})
+	batch.Queue(countSQL, b.args[:len(b.args)-2]...).QueryRow(func(r pgx.Row) error { return r.Scan(&total) })
+	if err := s.db.Pool.SendBatch(ctx, batch).Close(); err != nil {
+		return dbErr(err)
+	}
+	data := make([]any, 0, len(found))
+	var full []*row
+	for _, rw := range found {
+		if f.modifiedSince != nil && tombstone(rw.status) {
+			data = append(data, model.Tombstone{ListingRef: rw.ref, ListingID: rw.uniqueID, AgencyID: rw.agencyID,
+				Status: rw.status, ModifiedAt: rw.modifiedAt.In(st.loc)})
+			continue
+		}
+		full = append(full, rw)
+		data = append(data, nil)
+	}
+	rendered, err := s.renderRows(ctx, st, full)
+	if err != nil {
+		return err
+	}
+	i := 0
+	for j := range data {
+		if data[j] == nil {
+			data[j] = rendered[i]
+			i++
+		}
+	}
+	return respond(w, r, s.cc.Listings, model.Collection[any]{Data: data, Meta: meta(f.page, total)})
+}
+
+// listingSQL returns the query of a listing page and the query of its
+// total. The page query's last two parameters are the limit and offset; the
+// count query takes the others. Kept apart, each can use an index: a window
+// count would make the page query read every matching row.
+func listingSQL(siteID string, f listingFilter) (page, count string, b *sqlBuilder) {
+	b, tsq := listingWhere(siteID, f)
+	if f.featuredOnly {
+		b.conds = append(b.conds, "l.featured")
+	}
+	count = `SELECT count(*) FROM listings l WHERE ` + b.where()
+	limit, offset := b.param(f.perPage), b.param(f.offset())
+	page = `SELECT ` + rowColumns + ` FROM listings l WHERE ` + b.where() +
+		` ORDER BY ` + orderBy(f.sort, tsq) + ` LIMIT ` + limit + ` OFFSET ` + offset
+	return page, count, b
+}
+
+func tombstone(status string) bool {
+	return status == "withdrawn" || status == "offmarket" || status == "deleted"
+}
+
+func meta(p page, total int) model.Meta {
+	return model.Meta{Page: p.page, PerPage: p.perPage, Total: total, TotalPages: (total + p.perPage - 1) / p.perPage}
+}
+
+// one serves a single listing by listing_ref, listing_id or
+// AGENCYID:UNIQUEID. Deleted listings are not served.
+func (s *Service) one(w http.ResponseWriter, r *http.Request, st site) error {
+	if err := newQuery(r.URL, nil).err(); err != nil {
+		return err
+	}
+	key := r.PathValue("listing")
+	ref, err := s.resolve(r.Context(), st.id, key)
+	if err != nil {
+		return err
+	}
+	rw := &row{}
+	err = s.db.Pool.QueryRow(r.Context(), `SELECT `+rowColumns+` FROM listings l
+		WHERE l.site_id = $1 AND l.ref = $2 AND l.status <> 'deleted'`, st.id, ref).Scan(rw.dest()...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return apierror.NotFound("listing not found")
+	}
+	if err != nil {
+		return dbErr(err)
+	}
+	out, err := s.renderRows(r.Context(), st, []*row{rw})
+	if err != nil {
+		return err
+	}
+	return respond(w, r, s.cc.Listings, out[0])
+}
+
+// resolve finds a listing's ref from the path segment.
+func (s *Service) resolve(ctx context.Context, siteID, key string) (int64, error) {
+	notFound := apierror.NotFound("listing not found")
+	if key == "" || len(key) > 200 {
+		return 0, notFound
+	}
+	if ref, err := strconv.ParseInt(key, 10, 64); err == nil && ref > 0 {
+		var found int64
+		err := s.db.Pool.QueryRow(ctx, `SELECT ref FROM listings WHERE site_id = $1 AND ref = $2`, siteID, ref).Scan(&found)
+		if err == nil {
+			return found, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return 0, dbErr(err)
+		}
+		// A numeric uniqueID is also possible: fall through.
+	}
+	var refs []int64
+	var err error
+	if agency, unique, ok := strings.Cut(key, ":"); ok {
+		rows, _ := s.db.Pool.Query(ctx, `SELECT ref FROM listings WHERE site_id = $1 AND agency_id = $2 AND unique_id = $3`,
+			siteID, agency, unique)
+		refs, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	} else {
+		rows, _ := s.db.Pool.Query(ctx, `SELECT ref FROM listings WHERE site_id = $1 AND unique_id = $2 LIMIT 2`, siteID, key)
+		refs, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	}
+	if err != nil {
+		return 0, dbErr(err)
+	}
+	switch len(refs) {
+	case 0:
+		return 0, notFound
+	case 1:
+		return refs[0], nil
+	default:
+		return 0, apierror.InvalidField("listing", "two agencies of this site use that listing_id: use AGENCYID:UNIQUEID")
+	}
+}
