@@ -29,6 +29,13 @@ commands:
   keys create --site SITE_ID --name NAME --scopes SCOPES [--json]
   keys revoke KEY_ID
   keys list --site SITE_ID [--json]
+  oauth-clients create --site SITE_ID --name NAME [--json]
+                                            upload API client; the secret is
+                                            shown once
+  oauth-clients list --site SITE_ID [--json]
+  oauth-clients revoke CLIENT_ID            also deletes its access tokens
+  import reaxml --site SITE_ID FILE... [--json]
+                                            import REAXML feeds (progress on a terminal)
   seed demo [--json]
 
 Every command reads LISTGATE_DATABASE_URL. --json prints one JSON object.
@@ -91,6 +98,17 @@ func dispatch(ctx context.Context, args []string, e *env) error {
 		case "list":
 			return cmdKeysList(ctx, rest[1:], e)
 		}
+	case "import":
+		return cmdImport(ctx, rest, e)
+	case "oauth-clients":
+		switch sub {
+		case "create":
+			return cmdOAuthClientsCreate(ctx, rest[1:], e)
+		case "list":
+			return cmdOAuthClientsList(ctx, rest[1:], e)
+		case "revoke":
+			return cmdOAuthClientsRevoke(ctx, rest[1:], e)
+		}
 	case "seed":
 		if sub == "demo" {
 			return cmdSeedDemo(ctx, rest[1:], e)
@@ -129,15 +147,20 @@ func newFlags(name string, e *env) *flag.FlagSet {
 // number of positional arguments.
 func parse(fs *flag.FlagSet, args []string, positional int) error {
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
+		return parseErr(fs, err)
 	}
 	if fs.NArg() != positional {
 		return fmt.Errorf("%w: %s takes %d argument(s), got %d", errUsage, fs.Name(), positional, fs.NArg())
 	}
 	return nil
+}
+
+// parseErr wraps a flag parsing mistake as a usage error.
+func parseErr(fs *flag.FlagSet, err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return fmt.Errorf("%w: %s: %v", errUsage, fs.Name(), err)
 }
 
 // required reports the first empty flag among name=value pairs.

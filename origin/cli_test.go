@@ -158,13 +158,17 @@ func TestSeedDemo(t *testing.T) {
 	}
 	c := newCLI(t, storetest.URL(t))
 	var d struct {
-		Site    struct{ ID string }
-		ReadKey key `json:"read_key"`
-		LeadKey key `json:"lead_key"`
+		Site     struct{ ID string }
+		ReadKey  key `json:"read_key"`
+		LeadKey  key `json:"lead_key"`
+		Listings struct{ Created, Errors int }
 	}
 	c.mustJSON(&d, "seed", "demo", "--json")
 	if d.Site.ID == "" || apikey.Check(d.ReadKey.Key) != nil || apikey.Check(d.LeadKey.Key) != nil {
 		t.Fatalf("seed demo printed %+v", d)
+	}
+	if d.Listings.Created < DemoListings*9/10 || d.Listings.Errors != 0 {
+		t.Errorf("demo listings %+v", d.Listings)
 	}
 	if strings.Join(d.ReadKey.Scopes, ",") != "listings:read,agents:read,stats:read" || strings.Join(d.LeadKey.Scopes, ",") != "leads:write" {
 		t.Errorf("scopes %v / %v", d.ReadKey.Scopes, d.LeadKey.Scopes)

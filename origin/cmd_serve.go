@@ -14,7 +14,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/listgate/listgate/origin/api"
+	"github.com/listgate/listgate/origin/ingest"
+	"github.com/listgate/listgate/origin/listings"
 	"github.com/listgate/listgate/origin/store"
+	"github.com/listgate/listgate/origin/upload"
 	"github.com/listgate/listgate/pkg/config"
 	"github.com/listgate/listgate/pkg/devdb"
 )
@@ -57,11 +60,30 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 		}
 		log.Info("migrated", "applied", len(applied))
 	}
-	srv := api.New(api.Config{DB: db, Log: log, InternalToken: cfg.InternalToken})
+	feeds, err := upload.New(upload.Config{DB: db, Importer: ingest.New(db, log), Log: log,
+		Workers: cfg.FeedWorkers, MaxFeedBytes: cfg.FeedMaxBytes, TokenTTL: cfg.OAuthTokenTTL})
+	if err != nil {
+		return err
+	}
+	srv := api.New(api.Config{DB: db, Log: log, InternalToken: cfg.InternalToken,
+		Mounts: []api.Mounter{feeds, listings.New(listings.Config{DB: db})}})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	// The feed workers stop with ctx; a feed they were importing resumes in
+	// the next process. They are waited for before the pool closes.
+	wctx, stopWorkers := context.WithCancel(ctx)
+	workersDone := make(chan struct{})
+	go func() {
+		defer close(workersDone)
+		feeds.Run(wctx)
+	}()
+	waitWorkers := func() {
+		stopWorkers()
+		<-workersDone
+	}
+	defer waitWorkers()
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
@@ -89,6 +111,7 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
 		err = serr
 	}
+	waitWorkers()
 	log.Info("stopped")
 	return err
 }
@@ -159,7 +182,7 @@ Listgate is running. Ctrl-C stops everything.
   origin          http://%[1]s   (GET /healthz, /readyz, /metrics)
   database        %[2]s
   internal token  %[3]s
-  demo site       %[4]s  %[5]q, %[6]s plan
+  demo site       %[4]s  %[5]q, %[6]s plan, %[11]d listings
   read key        %[7]s  (%[8]s)
   lead key        %[9]s  (%[10]s)
 
@@ -167,6 +190,6 @@ Try:
   curl -s http://%[1]s/readyz
 
 `, addr, dbNote, tokenNote, demo.Site.ID, demo.Site.Name, demo.Site.Plan,
-			demo.ReadKey.Key, joinScopes(demo.ReadKey.Scopes), demo.LeadKey.Key, joinScopes(demo.LeadKey.Scopes))
+			demo.ReadKey.Key, joinScopes(demo.ReadKey.Scopes), demo.LeadKey.Key, joinScopes(demo.LeadKey.Scopes), demo.Listings.Created)
 	})
 }

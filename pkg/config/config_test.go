@@ -57,6 +57,10 @@ func TestOriginInvalid(t *testing.T) {
 		"bad addr":       {"addr: nowhere\n", base, "addr"},
 		"bad level":      {"log_level: loud\n", base, "log_level"},
 		"bad public url": {"public_url: ftp://x\n", base, "public_url"},
+		"no workers":     {"feed_workers: 0\n", base, "feed_workers"},
+		"tiny feeds":     {"feed_max_bytes: 100\n", base, "feed_max_bytes"},
+		"short ttl":      {"oauth_token_ttl: 1s\n", base, "oauth_token_ttl"},
+		"bad ttl":        {"oauth_token_ttl: forever\n", base, "forever"},
 		"bad max conns":  {"", map[string]string{"LISTGATE_DATABASE_URL": "postgres://db", "LISTGATE_INTERNAL_TOKEN": token, "LISTGATE_DATABASE_MAX_CONNS": "lots"}, "MAX_CONNS"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -36,6 +36,14 @@ type Origin struct {
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 	// LogLevel is debug, info, warn or error (LISTGATE_LOG_LEVEL). Default info.
 	LogLevel string `yaml:"log_level"`
+
+	// FeedWorkers is the number of REAXML import workers. Default 2.
+	FeedWorkers int `yaml:"feed_workers"`
+	// FeedMaxBytes bounds an uploaded feed, both as sent and decompressed.
+	// Default 50 MiB.
+	FeedMaxBytes int64 `yaml:"feed_max_bytes"`
+	// OAuthTokenTTL is the lifetime of an upload API access token. Default 1 h.
+	OAuthTokenTTL time.Duration `yaml:"oauth_token_ttl"`
 }
 
 // DefaultOrigin returns the defaults; configs/origin.yaml documents them.
@@ -51,6 +59,9 @@ func DefaultOrigin() Origin {
 		MaxHeaderBytes:    16 << 10,
 		ShutdownTimeout:   15 * time.Second,
 		LogLevel:          "info",
+		FeedWorkers:       2,
+		FeedMaxBytes:      50 << 20,
+		OAuthTokenTTL:     time.Hour,
 	}
 }
 
@@ -103,6 +114,15 @@ func (c Origin) Validate() error {
 	}
 	if c.MaxHeaderBytes < 1024 {
 		return fmt.Errorf("config: max_header_bytes must be at least 1024")
+	}
+	if c.FeedWorkers < 1 || c.FeedWorkers > 64 {
+		return fmt.Errorf("config: feed_workers %d out of range 1..64", c.FeedWorkers)
+	}
+	if c.FeedMaxBytes < 1<<10 || c.FeedMaxBytes > 1<<30 {
+		return fmt.Errorf("config: feed_max_bytes %d out of range 1 KiB..1 GiB", c.FeedMaxBytes)
+	}
+	if c.OAuthTokenTTL < time.Minute || c.OAuthTokenTTL > 24*time.Hour {
+		return fmt.Errorf("config: oauth_token_ttl %s out of range 1m..24h", c.OAuthTokenTTL)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
