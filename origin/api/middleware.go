@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -25,6 +27,7 @@ const (
 	HeaderKeyID         = "X-Listgate-Key-Id"
 	HeaderScopes        = "X-Listgate-Scopes"
 	HeaderInternalToken = "X-Listgate-Internal-Token"
+	HeaderClientIP      = "X-Listgate-Client-Ip"
 	HeaderRequestID     = "X-Request-Id"
 )
 
@@ -33,6 +36,7 @@ type ctxKey int
 const (
 	requestIDKey ctxKey = iota
 	identityKey
+	clientIPKey
 )
 
 // Identity is who a request comes from, as vouched for by the edge.
@@ -52,6 +56,20 @@ func RequestID(ctx context.Context) string {
 func IdentityFrom(ctx context.Context) (Identity, bool) {
 	id, ok := ctx.Value(identityKey).(Identity)
 	return id, ok
+}
+
+// ClientIP is the request's client address: the one the edge vouched for
+// (X-Listgate-Client-Ip with the internal token), else the connection's
+// peer.
+func ClientIP(r *http.Request) string {
+	if ip, ok := r.Context().Value(clientIPKey).(string); ok {
+		return ip
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // recoverPanics turns a panic into a 500 and a log line with the stack.
@@ -179,8 +197,14 @@ func (s *Server) identify(next http.Handler) http.Handler {
 		trusted := s.internalToken != "" && token != "" &&
 			subtle.ConstantTimeCompare([]byte(token), []byte(s.internalToken)) == 1
 		site, keyID, scopes := r.Header.Get(HeaderSite), r.Header.Get(HeaderKeyID), r.Header.Get(HeaderScopes)
-		for _, h := range []string{HeaderInternalToken, HeaderSite, HeaderKeyID, HeaderScopes} {
+		clientIP := r.Header.Get(HeaderClientIP)
+		for _, h := range []string{HeaderInternalToken, HeaderSite, HeaderKeyID, HeaderScopes, HeaderClientIP} {
 			r.Header.Del(h)
+		}
+		if trusted {
+			if ip, err := netip.ParseAddr(clientIP); err == nil {
+				r = r.WithContext(context.WithValue(r.Context(), clientIPKey, ip.String()))
+			}
 		}
 		if trusted && site != "" && keyID != "" {
 			sc, err := apikey.ParseScopes(strings.TrimSpace(scopes))

@@ -61,6 +61,7 @@ func TestOriginInvalid(t *testing.T) {
 		"tiny feeds":     {"feed_max_bytes: 100\n", base, "feed_max_bytes"},
 		"short ttl":      {"oauth_token_ttl: 1s\n", base, "oauth_token_ttl"},
 		"bad ttl":        {"oauth_token_ttl: forever\n", base, "forever"},
+		"lead window":    {"lead_duplicate_window: 10s\n", base, "lead_duplicate_window"},
 		"bad max conns":  {"", map[string]string{"LISTGATE_DATABASE_URL": "postgres://db", "LISTGATE_INTERNAL_TOKEN": token, "LISTGATE_DATABASE_MAX_CONNS": "lots"}, "MAX_CONNS"},
 	} {
 		t.Run(name, func(t *testing.T) {

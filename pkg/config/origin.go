@@ -44,6 +44,10 @@ type Origin struct {
 	FeedMaxBytes int64 `yaml:"feed_max_bytes"`
 	// OAuthTokenTTL is the lifetime of an upload API access token. Default 1 h.
 	OAuthTokenTTL time.Duration `yaml:"oauth_token_ttl"`
+
+	// LeadDuplicateWindow is how far back a lead submission is compared with
+	// the site's earlier leads to be recognised as a duplicate. Default 24 h.
+	LeadDuplicateWindow time.Duration `yaml:"lead_duplicate_window"`
 }
 
 // DefaultOrigin returns the defaults; configs/origin.yaml documents them.
@@ -62,6 +66,8 @@ func DefaultOrigin() Origin {
 		FeedWorkers:       2,
 		FeedMaxBytes:      50 << 20,
 		OAuthTokenTTL:     time.Hour,
+
+		LeadDuplicateWindow: 24 * time.Hour,
 	}
 }
 
@@ -123,6 +129,9 @@ func (c Origin) Validate() error {
 	}
 	if c.OAuthTokenTTL < time.Minute || c.OAuthTokenTTL > 24*time.Hour {
 		return fmt.Errorf("config: oauth_token_ttl %s out of range 1m..24h", c.OAuthTokenTTL)
+	}
+	if c.LeadDuplicateWindow < time.Minute || c.LeadDuplicateWindow > 30*24*time.Hour {
+		return fmt.Errorf("config: lead_duplicate_window %s out of range 1m..720h", c.LeadDuplicateWindow)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

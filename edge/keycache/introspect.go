@@ -1,0 +1,79 @@
+package keycache
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/pkg/apikey"
+)
+
+// introspection is the origin's answer to POST /internal/v1/keys/introspect.
+type introspection struct {
+	Active bool     `json:"active"`
+	KeyID  string   `json:"key_id"`
+	SiteID string   `json:"site_id"`
+	Scopes []string `json:"scopes"`
+	Limit  int      `json:"limit"`
+}
+
+// OriginIntrospector returns an Introspector that asks the origin at
+// originURL, sending the key's hash (never the key) with the internal
+// token. Each call is bounded by timeout (default 2 s).
+func OriginIntrospector(originURL, internalToken string, timeout time.Duration) (Introspector, error) {
+	u, err := url.Parse(originURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("keycache: origin url %q", originURL)
+	}
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host += map[string]string{"http": ":80", "https": ":443"}[u.Scheme]
+	}
+	hc := &fasthttp.HostClient{Addr: host, IsTLS: u.Scheme == "https", MaxConns: 64,
+		ReadTimeout: timeout, WriteTimeout: timeout, MaxResponseBodySize: 64 << 10}
+	endpoint := u.Scheme + "://" + u.Host + "/internal/v1/keys/introspect"
+	return func(ctx context.Context, hash [32]byte) (Info, error) {
+		req := fasthttp.AcquireRequest()
+		resp := fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseRequest(req)
+		defer fasthttp.ReleaseResponse(resp)
+		req.SetRequestURI(endpoint)
+		req.Header.SetMethod("POST")
+		req.Header.SetContentType("application/json")
+		req.Header.Set("X-Listgate-Internal-Token", internalToken)
+		var body [80]byte
+		b := append(body[:0], `{"key_hash":"`...)
+		b = hex.AppendEncode(b, hash[:])
+		req.SetBody(append(b, `"}`...))
+		deadline := time.Now().Add(timeout)
+		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
+		if err := hc.DoDeadline(req, resp, deadline); err != nil {
+			return Info{}, err
+		}
+		if resp.StatusCode() != fasthttp.StatusOK {
+			return Info{}, fmt.Errorf("introspection: origin answered %d", resp.StatusCode())
+		}
+		var in introspection
+		if err := json.Unmarshal(resp.Body(), &in); err != nil {
+			return Info{}, fmt.Errorf("introspection: %w", err)
+		}
+		if !in.Active {
+			return Info{}, nil
+		}
+		scopes, err := apikey.ParseScopeList(in.Scopes)
+		if err != nil || in.SiteID == "" || in.KeyID == "" || in.Limit < 0 {
+			return Info{}, fmt.Errorf("introspection: malformed answer")
+		}
+		return Info{Active: true, KeyID: in.KeyID, SiteID: in.SiteID, Scopes: scopes, Limit: in.Limit}, nil
+	}, nil
+}
