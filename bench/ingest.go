@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/listgate/listgate/origin/ingest"
-	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/devdb"
 	"github.com/listgate/listgate/pkg/model"
 	"github.com/listgate/listgate/pkg/reaxml"
@@ -56,28 +55,11 @@ func benchIngest(args []string) error {
 
 	// Parse and import.
 	ctx := context.Background()
-	pg, err := devdb.StartPostgres(ctx, devdb.PostgresOptions{})
+	db, cleanup, err := benchDatabase(ctx)
 	if err != nil {
 		return err
 	}
-	defer pg.Close()
-	conn, err := pgx.Connect(ctx, pg.URL)
-	if err != nil {
-		return err
-	}
-	_, err = conn.Exec(ctx, "CREATE DATABASE bench")
-	conn.Close(ctx)
-	if err != nil {
-		return err
-	}
-	db, err := store.Open(ctx, pg.DatabaseURL("bench"), store.Options{})
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if _, err := db.Migrate(ctx); err != nil {
-		return err
-	}
+	defer cleanup()
 	site, err := db.CreateSite(ctx, "Bench Realty", model.Enterprise, "")
 	if err != nil {
 		return err
@@ -99,4 +81,23 @@ func benchIngest(args []string) error {
 		float64(*n)/importDur.Seconds(), res.Counts, importDur.Round(time.Millisecond),
 		float64(peak)/(1<<20), float64(feed.Len())/(1<<20))
 	return nil
+}
+
+// startBenchPostgres starts a throwaway cluster with a database "bench".
+func startBenchPostgres(ctx context.Context) (*devdb.Postgres, error) {
+	pg, err := devdb.StartPostgres(ctx, devdb.PostgresOptions{})
+	if err != nil {
+		return nil, err
+	}
+	conn, err := pgx.Connect(ctx, pg.URL)
+	if err != nil {
+		pg.Close()
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE bench"); err != nil {
+		pg.Close()
+		return nil, err
+	}
+	return pg, nil
 }

@@ -15,7 +15,7 @@ var scenarios = map[string]func(args []string) error{}
 
 func main() {
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: go run ./bench [scenario ...]\n\nscenarios:\n")
+		fmt.Fprintf(os.Stderr, "usage: go run ./bench [scenario [flags]]\n\nscenarios:\n")
 		for _, n := range names() {
 			fmt.Fprintf(os.Stderr, "  %s\n", n)
 		}
@@ -25,9 +25,11 @@ func main() {
 		fmt.Println("bench: no scenarios yet")
 		return
 	}
-	run := flag.Args()
-	if len(run) == 0 {
-		run = names()
+	// go run ./bench [scenario [flags...]]: one scenario with its flags, or
+	// every scenario with its defaults.
+	run, args := names(), []string(nil)
+	if flag.NArg() > 0 {
+		run, args = flag.Args()[:1], flag.Args()[1:]
 	}
 	for _, n := range run {
 		f, ok := scenarios[n]
@@ -35,7 +37,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "bench: unknown scenario %q\n", n)
 			os.Exit(2)
 		}
-		if err := f(nil); err != nil {
+		if err := f(args); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", n, err)
 			os.Exit(1)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/ingest"
+	"github.com/listgate/listgate/origin/leads"
 	"github.com/listgate/listgate/origin/listings"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/upload"
@@ -61,12 +62,12 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 		log.Info("migrated", "applied", len(applied))
 	}
 	feeds, err := upload.New(upload.Config{DB: db, Importer: ingest.New(db, log), Log: log,
-		Workers: cfg.FeedWorkers, MaxFeedBytes: cfg.FeedMaxBytes, TokenTTL: cfg.OAuthTokenTTL})
+		Workers: cfg.FeedWorkers, MaxFeedBytes: cfg.FeedMaxBytes, TokenTTL: cfg.OAuthTokenTTL, ClientIP: api.ClientIP})
 	if err != nil {
 		return err
 	}
 	srv := api.New(api.Config{DB: db, Log: log, InternalToken: cfg.InternalToken,
-		Mounts: []api.Mounter{feeds, listings.New(listings.Config{DB: db})}})
+		Mounts: []api.Mounter{feeds, listings.New(listings.Config{DB: db}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow})}})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

@@ -140,6 +140,15 @@ func (s *Server) wrap(h HandlerFunc) http.Handler {
 
 // writeError writes err's envelope and logs it when it is the server's fault.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if sw, ok := w.(*statusWriter); ok && sw.status != 0 {
+		// The response has begun (the client went away mid-body, say): it
+		// cannot become an error any more.
+		if r.Context().Err() == nil {
+			s.log.WarnContext(r.Context(), "error after the response began", "err", err,
+				"request_id", RequestID(r.Context()))
+		}
+		return
+	}
 	e := apierror.WriteHTTP(w, RequestID(r.Context()), err)
 	switch e.Code {
 	case apierror.CodeInternalError:

@@ -1,0 +1,198 @@
+package leads
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/listgate/listgate/origin/api"
+	"github.com/listgate/listgate/origin/store"
+	"github.com/listgate/listgate/pkg/apierror"
+	"github.com/listgate/listgate/pkg/apikey"
+)
+
+// Store is what the handler needs of the database; *store.DB has it.
+type Store interface {
+	LeadRefFacts(ctx context.Context, siteID string, q store.LeadRefQuery) (store.LeadRefFacts, error)
+	SubmitLead(ctx context.Context, nl store.NewLead) (store.LeadOutcome, error)
+	ClaimIdempotencyKey(ctx context.Context, req store.IdempotencyRequest) (store.IdempotencyResult, error)
+	ReleaseIdempotencyKey(ctx context.Context, c store.IdempotencyClaim) error
+}
+
+var (
+	_ Store       = (*store.DB)(nil)
+	_ api.Mounter = (*Service)(nil)
+)
+
+// Config configures a Service. Zero fields take their defaults.
+type Config struct {
+	// DB stores leads. Required.
+	DB Store
+	// Log receives what goes wrong outside a request's error (a claim that
+	// could not be released). Nil: slog.Default().
+	Log *slog.Logger
+	// DuplicateWindow is how far back a submission is compared with earlier
+	// leads. Zero or negative: DefaultDuplicateWindow (24 h).
+	DuplicateWindow time.Duration
+	// Timeout bounds the database work of one submission, which goes on
+	// when the client leaves: a lead the client sent in full is stored.
+	// Zero or negative: 10 s.
+	Timeout time.Duration
+	// RetryAfter is the Retry-After of a 503, in seconds. Zero: 2.
+	RetryAfter int
+}
+
+// Service serves POST /v1/leads. Safe for concurrent use.
+type Service struct {
+	cfg Config
+}
+
+// New returns the service, with defaults filled in.
+func New(cfg Config) *Service {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.DuplicateWindow <= 0 {
+		cfg.DuplicateWindow = DefaultDuplicateWindow
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.RetryAfter <= 0 {
+		cfg.RetryAfter = 2
+	}
+	return &Service{cfg: cfg}
+}
+
+// Mount registers POST /v1/leads.
+func (s *Service) Mount(handle func(pattern string, h api.HandlerFunc)) {
+	handle("POST /v1/leads", s.submit)
+}
+
+// idempotencyLease is how long an in-flight Idempotency-Key claim blocks
+// retries before it counts as abandoned: well beyond Config.Timeout.
+func (s *Service) idempotencyLease() time.Duration { return 3*s.cfg.Timeout + time.Minute }
+
+// submit checks the request in the order of the errors a client would fix
+// first: identity (401), scope (403), media type (415), size (413), then
+// the body and the Idempotency-Key (422, every problem at once).
+func (s *Service) submit(w http.ResponseWriter, r *http.Request) error {
+	id, ok := api.IdentityFrom(r.Context())
+	if !ok || !isUUID(id.SiteID) || !isUUID(id.KeyID) {
+		return apierror.Unauthorized("")
+	}
+	if !id.Scopes.Has(apikey.LeadsWrite) {
+		return apierror.MissingScope("leads:write")
+	}
+	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+		return err
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	idemKey, idemProblem, hasIdemKey := idempotencyKey(r.Header)
+
+	// The work below is not cut short by the client leaving.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.cfg.Timeout)
+	defer cancel()
+	req := request{id: id, requestID: api.RequestID(r.Context()), body: body,
+		idemKey: idemKey, idemProblem: idemProblem, hasIdemKey: hasIdemKey}
+	res, err := s.process(ctx, req)
+	if err != nil {
+		return s.dbError(err)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	if res.replayed {
+		h.Set("Idempotent-Replayed", "true")
+	}
+	h.Set("Content-Length", strconv.Itoa(len(res.body)))
+	w.WriteHeader(res.status)
+	_, _ = w.Write(res.body)
+	return nil
+}
+
+// dbError turns an error of the database into the API's: a database that
+// is unreachable, timed out or shut down is a 503 with Retry-After; an
+// *apierror.Error is kept; anything else is a bug (500).
+func (s *Service) dbError(err error) error {
+	if _, ok := errors.AsType[*apierror.Error](err); ok {
+		return err
+	}
+	if store.IsUnavailable(err) || errors.Is(err, context.Canceled) {
+		return apierror.Unavailable(s.cfg.RetryAfter, err)
+	}
+	return err
+}
+
+// checkContentType accepts application/json, with a UTF-8 charset or none.
+func checkContentType(ct string) error {
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		return apierror.UnsupportedMediaType("request body must be application/json")
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
+		return apierror.UnsupportedMediaType("request body must be application/json in UTF-8")
+	}
+	return nil
+}
+
+// readBody reads at most MaxBodyBytes; more is a 413.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxBodyBytes {
+		return nil, apierror.PayloadTooLarge(MaxBodyBytes)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return nil, apierror.PayloadTooLarge(MaxBodyBytes)
+	}
+	if err != nil {
+		e := apierror.InvalidField("body", "could not be read in full")
+		e.Err = err
+		return nil, e
+	}
+	return body, nil
+}
+
+// idempotencyKey returns the Idempotency-Key header, what is wrong with it
+// ("" when nothing), and whether one was sent at all (an empty one counts
+// as sent, and is wrong).
+func idempotencyKey(h http.Header) (key, problem string, sent bool) {
+	v := h.Values(IdempotencyHeader)
+	switch len(v) {
+	case 0:
+		return "", "", false
+	case 1:
+		return v[0], CheckIdempotencyKey(v[0]), true
+	}
+	return "", "must be sent once", true
+}
+
+// isUUID reports whether s is a UUID in its canonical text form.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}

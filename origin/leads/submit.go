@@ -1,0 +1,177 @@
+package leads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/listgate/listgate/origin/api"
+	"github.com/listgate/listgate/origin/store"
+	"github.com/listgate/listgate/pkg/apierror"
+)
+
+var (
+	leadsCreated    = metrics.NewCounter(`origin_leads_total{result="created"}`)
+	leadsDuplicate  = metrics.NewCounter(`origin_leads_total{result="duplicate"}`)
+	leadsReplayed   = metrics.NewCounter(`origin_leads_total{result="replayed"}`)
+	errInFlight     = apierror.Conflict("a request with this Idempotency-Key is still in progress; retry later")
+	errOtherBody    = apierror.InvalidField(IdempotencyHeader, "was used with a different request body")
+	errSiteNotFound = apierror.Unauthorized("")
+)
+
+// releaseTimeout bounds giving up a claim after the request's work failed.
+const releaseTimeout = 5 * time.Second
+
+// request is what process needs of an HTTP request.
+type request struct {
+	id                   api.Identity
+	requestID            string
+	body                 []byte
+	idemKey, idemProblem string
+	hasIdemKey           bool
+}
+
+// result is the response to write.
+type result struct {
+	status   int
+	body     []byte
+	replayed bool
+}
+
+// process validates, claims the Idempotency-Key, resolves the references
+// and stores the submission. Its errors are *apierror.Error for the client's
+// mistakes and store errors otherwise.
+func (s *Service) process(ctx context.Context, req request) (result, error) {
+	lead, problems := Decode(req.body)
+	if req.idemProblem != "" {
+		if problems == nil {
+			problems = Problems{}
+		}
+		problems.Add(IdempotencyHeader, req.idemProblem)
+	}
+	if len(problems) > 0 {
+		s.addRefProblems(ctx, req.id.SiteID, &lead, problems)
+		return result{}, apierror.Validation(problems)
+	}
+	if !req.hasIdemKey {
+		return s.save(ctx, req, &lead, nil)
+	}
+	res, err := s.cfg.DB.ClaimIdempotencyKey(ctx, store.IdempotencyRequest{SiteID: req.id.SiteID, KeyID: req.id.KeyID,
+		Key: req.idemKey, BodyHash: BodyHash(req.body), TTL: IdempotencyTTL, Lease: s.idempotencyLease()})
+	if err != nil {
+		return result{}, err
+	}
+	switch res.State {
+	case store.IdempotencyReplay:
+		leadsReplayed.Inc()
+		return result{status: res.Status, body: res.Body, replayed: true}, nil
+	case store.IdempotencyInFlight:
+		return result{}, errInFlight
+	case store.IdempotencyMismatch:
+		return result{}, errOtherBody
+	}
+	out, err := s.save(ctx, req, &lead, res.Claim)
+	if err != nil && !errors.Is(err, store.ErrClaimLost) {
+		// Nothing was stored (or, if a lost COMMIT went through, the claim
+		// is done and this does nothing): let a retry go ahead.
+		s.release(ctx, *res.Claim)
+	}
+	return out, err
+}
+
+// save resolves the lead's references and stores it, completing claim (if
+// any) in the same transaction.
+func (s *Service) save(ctx context.Context, req request, lead *Lead, claim *store.IdempotencyClaim) (result, error) {
+	facts, err := s.cfg.DB.LeadRefFacts(ctx, req.id.SiteID, refQuery(lead))
+	if err != nil {
+		return result{}, err
+	}
+	if !facts.SiteExists {
+		return result{}, errSiteNotFound
+	}
+	refs, problems := ResolveRefs(lead, refFacts(facts))
+	if len(problems) > 0 {
+		return result{}, apierror.Validation(problems)
+	}
+	out, err := s.cfg.DB.SubmitLead(ctx, s.newLead(req, lead, refs, claim))
+	if errors.Is(err, store.ErrClaimLost) {
+		return result{}, fmt.Errorf("%w (%w)", errInFlight, err) // the claim is someone else's now
+	}
+	if err != nil {
+		return result{}, err
+	}
+	if out.Duplicate {
+		leadsDuplicate.Inc()
+	} else {
+		leadsCreated.Inc()
+	}
+	return result{status: http.StatusCreated, body: response(out).Encode()}, nil
+}
+
+// addRefProblems adds the problems of the lead's well-formed references to
+// a request that is already invalid, so the client learns them all at
+// once. When the database cannot answer, the problems found so far stand.
+func (s *Service) addRefProblems(ctx context.Context, site string, lead *Lead, problems Problems) {
+	if lead.ListingRef == 0 && lead.ListingID == "" && lead.AgentEmail == "" {
+		return
+	}
+	facts, err := s.cfg.DB.LeadRefFacts(ctx, site, refQuery(lead))
+	if err != nil {
+		return
+	}
+	_, more := ResolveRefs(lead, refFacts(facts))
+	problems.Merge(more)
+}
+
+// release gives up a claim whose work failed, on a context of its own: the
+// request's may be what ran out.
+func (s *Service) release(ctx context.Context, c store.IdempotencyClaim) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	if err := s.cfg.DB.ReleaseIdempotencyKey(rctx, c); err != nil {
+		s.cfg.Log.WarnContext(ctx, "idempotency key not released; it frees itself after the lease",
+			"err", err, "site_id", c.SiteID, "key_id", c.KeyID, "lease", s.idempotencyLease().String())
+	}
+}
+
+// newLead is the store's form of a submission.
+func (s *Service) newLead(req request, l *Lead, refs Refs, claim *store.IdempotencyClaim) store.NewLead {
+	return store.NewLead{
+		SiteID: req.id.SiteID, KeyID: req.id.KeyID, RequestID: req.requestID,
+		ListingRef: refs.ListingRef, Type: string(l.Type), Priority: string(l.Priority), Name: l.Name,
+		Email: l.Email, EmailNorm: l.EmailNorm, Phone: l.Phone, PhoneE164: l.PhoneE164,
+		Mobile: l.Mobile, MobileE164: l.MobileE164, Message: l.Message, Phones: l.Phones(),
+		Metadata: l.Metadata, Payload: l.Payload,
+		LockKeys:        LockKeys(req.id.SiteID, refs.ListingRef, l),
+		DuplicateWindow: s.cfg.DuplicateWindow,
+		AgentID:         refs.AgentID, AgentEmail: refs.AgentEmail,
+		Idempotency: claim,
+		Respond: func(out store.LeadOutcome) (int, []byte) {
+			return http.StatusCreated, response(out).Encode()
+		},
+	}
+}
+
+func response(out store.LeadOutcome) Response {
+	return Response{LeadID: out.LeadID, Status: out.Status, Duplicate: out.Duplicate, AssignedTo: out.AssignedTo}
+}
+
+func refQuery(l *Lead) store.LeadRefQuery {
+	q := store.LeadRefQuery{ListingRef: l.ListingRef, ListingID: l.ListingID, AgentEmail: l.AgentEmail}
+	if agency, unique, ok := l.ListingIDParts(); ok {
+		q.IDAgency, q.IDUnique = agency, unique
+	}
+	return q
+}
+
+func refFacts(f store.LeadRefFacts) RefFacts {
+	rf := RefFacts{ByRef: f.ByRef, AgentID: f.AgentID, AgentEmail: f.AgentEmail}
+	for _, k := range f.ByID {
+		rf.ByID = append(rf.ByID, ListingKey(k))
+	}
+	return rf
+}

@@ -1,0 +1,412 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/puddle/v2"
+)
+
+// Assignment reasons, recorded in lead_assignments.
+const (
+	AssignedByAgentEmail       = "agent_email"
+	AssignedByListingAgent     = "listing_agent"
+	AssignedByDefaultRecipient = "default_recipient"
+	AssignedByRoundRobin       = "round_robin"
+	AssignedToNobody           = "none"
+)
+
+// IsUnavailable reports whether err means the database could not be
+// reached or gave up on the work — connection refused, reset or closed, the
+// pool closed, a timeout, the server shutting down or out of resources, a
+// serialization failure or deadlock — rather than a bug: the answer is a
+// 503 and the same request may succeed when retried.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
+		switch pgErr.Code[:min(2, len(pgErr.Code))] {
+		case "08", // connection exception
+			"40", // transaction rollback: serialization failure, deadlock
+			"53", // insufficient resources: too many connections, disk full
+			"57", // operator intervention: admin/crash shutdown, cannot connect now, query canceled
+			"58": // system error: I/O
+			return true
+		}
+		return false
+	}
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[net.Error](err); ok {
+		return true
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, puddle.ErrClosedPool) ||
+		pgconn.Timeout(err) || pgconn.SafeToRetry(err)
+}
+
+// LeadRefQuery names what a lead refers to; zero fields are not looked up.
+type LeadRefQuery struct {
+	ListingRef int64
+	// ListingID is matched against the uniqueID of the site's listings, and
+	// IDAgency/IDUnique (its AGENCYID:UNIQUEID parts, when it has them)
+	// against the (agentID, uniqueID) pair.
+	ListingID, IDAgency, IDUnique string
+	AgentEmail                    string
+}
+
+// ListingKey identifies a listing: its ref and its REAXML ids.
+type ListingKey struct {
+	Ref      int64
+	AgencyID string
+	UniqueID string
+}
+
+// LeadRefFacts is what LeadRefFacts found. Deleted listings are left out.
+type LeadRefFacts struct {
+	// SiteExists is false when the site is gone.
+	SiteExists bool
+	// ByRef is the ref of the listing with ListingRef, 0 for none.
+	ByRef int64
+	// ByID are the listings ListingID may name (bare and qualified).
+	ByID []ListingKey
+	// AgentID and AgentEmail are the agent with AgentEmail (any case), 0 for
+	// none.
+	AgentID    int64
+	AgentEmail string
+}
+
+// LeadRefFacts looks up, in one round trip, the site and the listings and
+// agent a lead refers to. It is read-only, and tried once more when the
+// database drops it.
+func (db *DB) LeadRefFacts(ctx context.Context, siteID string, q LeadRefQuery) (LeadRefFacts, error) {
+	var f LeadRefFacts
+	var err error
+	for attempt := 1; attempt <= maxAttempts; attempt++ {
+		f = LeadRefFacts{}
+		// A batch remembers the statements it prepared on its connection:
+		// each attempt needs a new one.
+		err = db.Pool.SendBatch(ctx, leadRefBatch(siteID, q, &f)).Close()
+		if err == nil || !IsUnavailable(err) || ctx.Err() != nil {
+			break
+		}
+	}
+	if err != nil {
+		return LeadRefFacts{}, fmt.Errorf("store: lead references: %w", err)
+	}
+	return f, nil
+}
+
+// leadRefBatch queues the look-ups of LeadRefFacts, filling f.
+func leadRefBatch(siteID string, q LeadRefQuery, f *LeadRefFacts) *pgx.Batch {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT EXISTS (SELECT 1 FROM sites WHERE id = $1)`, siteID).QueryRow(func(r pgx.Row) error {
+		return r.Scan(&f.SiteExists)
+	})
+	if q.ListingRef != 0 {
+		b.Queue(`SELECT ref FROM listings WHERE site_id = $1 AND ref = $2 AND status <> 'deleted'`, siteID, q.ListingRef).
+			QueryRow(func(r pgx.Row) error { return noRows(r.Scan(&f.ByRef)) })
+	}
+	if q.ListingID != "" {
+		b.Queue(`SELECT ref, agency_id, unique_id FROM listings
+			WHERE site_id = $1 AND status <> 'deleted' AND (unique_id = $2 OR (agency_id = $3 AND unique_id = $4))
+			ORDER BY ref LIMIT 100`, siteID, q.ListingID, q.IDAgency, q.IDUnique).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				f.ByID, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ListingKey, error) {
+					var k ListingKey
+					return k, r.Scan(&k.Ref, &k.AgencyID, &k.UniqueID)
+				})
+				return err
+			})
+	}
+	if q.AgentEmail != "" {
+		b.Queue(`SELECT id, email FROM agents WHERE site_id = $1 AND lower(email) = lower($2)`, siteID, q.AgentEmail).
+			QueryRow(func(r pgx.Row) error { return noRows(r.Scan(&f.AgentID, &f.AgentEmail)) })
+	}
+	return b
+}
+
+// noRows turns "no rows" into nil, leaving the destination zero.
+func noRows(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	return err
+}
+
+// NewLead is a validated submission for SubmitLead. Empty strings and zero
+// ids are stored as NULL.
+type NewLead struct {
+	SiteID, KeyID, RequestID string
+	ListingRef               int64
+	Type, Priority, Name     string
+	Email, EmailNorm         string
+	Phone, PhoneE164         string
+	Mobile, MobileE164       string
+	Message                  string
+	// Phones are the distinct E.164 numbers duplicates are matched on.
+	Phones []string
+	// Metadata is a JSON object; Payload the request as received, JSON.
+	Metadata, Payload []byte
+	// LockKeys are the advisory locks to take, in this order, before the
+	// duplicate look-up (leads.LockKeys).
+	LockKeys []int64
+	// DuplicateWindow is how far back a lead counts as a duplicate.
+	DuplicateWindow time.Duration
+	// AgentID and AgentEmail are the agent named by agent_email, if any.
+	AgentID    int64
+	AgentEmail string
+	// Idempotency, when not nil, is a claim held for this request; it is
+	// completed with the response in the lead's transaction, so the
+	// response is stored if and only if the lead is.
+	Idempotency *IdempotencyClaim
+	// Respond builds the response stored with Idempotency.
+	Respond func(LeadOutcome) (status int, body []byte)
+}
+
+// LeadOutcome is what became of a submission.
+type LeadOutcome struct {
+	LeadID int64
+	Status string
+	// Duplicate is true when the submission was attached to an earlier lead.
+	Duplicate bool
+	// AssignedTo is the e-mail of the agent the lead is assigned to, nil for
+	// nobody; Reason says why (AssignedBy…), "" for a duplicate.
+	AssignedTo *string
+	Reason     string
+}
+
+// ErrClaimLost is returned by SubmitLead when the request's idempotency
+// claim was taken over (it had been held longer than the lease) before the
+// lead could be stored; nothing was stored.
+var ErrClaimLost = errors.New("store: idempotency claim lost")
+
+// SubmitLead stores a submission in one transaction. It takes the
+// submission's advisory locks, then looks for a lead of the same site,
+// listing (or none) and type, with the same e-mail or one of the same
+// numbers, created within the window. If there is one, the submission is
+// attached to it (duplicate); otherwise a lead is created and assigned: the
+// agent named by agent_email, else the listing's first listing agent with an
+// e-mail, else the site's default recipient, else the next of the site's
+// agents with an e-mail in round-robin order, else nobody; the assignment is
+// recorded with its reason. Either way the submission is stored. Nothing is
+// stored unless the transaction commits.
+//
+// A transaction that fails before its COMMIT was sent, because the
+// connection died or the server gave up (IsUnavailable), is run once more on
+// another connection: nothing of it was stored. A failed COMMIT is not
+// retried, since it may have been applied.
+func (db *DB) SubmitLead(ctx context.Context, nl NewLead) (LeadOutcome, error) {
+	for attempt := 1; ; attempt++ {
+		var out LeadOutcome
+		committing := false
+		err := db.InTx(ctx, func(tx pgx.Tx) error {
+			var err error
+			out, err = submitLead(ctx, tx, nl)
+			committing = err == nil
+			return err
+		})
+		if err == nil {
+			return out, nil
+		}
+		if committing || attempt == maxAttempts || !IsUnavailable(err) || ctx.Err() != nil {
+			return LeadOutcome{}, err
+		}
+	}
+}
+
+// maxAttempts bounds the runs of a lead transaction and of the reference
+// look-up when the database drops them.
+const maxAttempts = 2
+
+func submitLead(ctx context.Context, tx pgx.Tx, nl NewLead) (LeadOutcome, error) {
+	if len(nl.LockKeys) > 0 {
+		b := &pgx.Batch{}
+		for _, k := range nl.LockKeys {
+			b.Queue(`SELECT pg_advisory_xact_lock($1)`, k)
+		}
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return LeadOutcome{}, fmt.Errorf("store: lead locks: %w", err)
+		}
+	}
+	out, found, err := findDuplicate(ctx, tx, nl)
+	if err != nil {
+		return LeadOutcome{}, err
+	}
+	if !found {
+		if out, err = createLead(ctx, tx, nl); err != nil {
+			return LeadOutcome{}, err
+		}
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO lead_submissions (site_id, lead_id, key_id, duplicate, request_id, payload)
+		VALUES ($1, $2, $3, $4, $5, $6)`,
+		nl.SiteID, out.LeadID, nullString(nl.KeyID), out.Duplicate, nullString(nl.RequestID), string(nl.Payload))
+	if err != nil {
+		return LeadOutcome{}, fmt.Errorf("store: insert lead submission: %w", err)
+	}
+	if nl.Idempotency != nil {
+		status, body := nl.Respond(out)
+		if err := finishIdempotency(ctx, tx, *nl.Idempotency, status, body); err != nil {
+			return LeadOutcome{}, err
+		}
+	}
+	return out, nil
+}
+
+// findDuplicate returns the earliest lead the submission duplicates.
+func findDuplicate(ctx context.Context, tx pgx.Tx, nl NewLead) (LeadOutcome, bool, error) {
+	out := LeadOutcome{Duplicate: true}
+	phones := nl.Phones
+	if phones == nil {
+		phones = []string{}
+	}
+	err := tx.QueryRow(ctx, `SELECT id, status, assigned_to FROM leads
+		WHERE site_id = $1
+		  AND (listing_ref = $2 OR ($2::bigint IS NULL AND listing_ref IS NULL))
+		  AND type = $3
+		  AND created_at > now() - make_interval(secs => $4)
+		  AND (email_norm = $5 OR phone_e164 = ANY ($6) OR mobile_e164 = ANY ($6))
+		ORDER BY created_at, id
+		LIMIT 1`,
+		nl.SiteID, nullInt(nl.ListingRef), nl.Type, nl.DuplicateWindow.Seconds(), nullString(nl.EmailNorm), phones).
+		Scan(&out.LeadID, &out.Status, &out.AssignedTo)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return LeadOutcome{}, false, nil
+	}
+	if err != nil {
+		return LeadOutcome{}, false, fmt.Errorf("store: find duplicate lead: %w", err)
+	}
+	return out, true, nil
+}
+
+// createLead assigns and inserts a new lead.
+func createLead(ctx context.Context, tx pgx.Tx, nl NewLead) (LeadOutcome, error) {
+	a, err := assignLead(ctx, tx, nl)
+	if err != nil {
+		return LeadOutcome{}, err
+	}
+	out := LeadOutcome{AssignedTo: a.email, Reason: a.reason}
+	err = tx.QueryRow(ctx, `INSERT INTO leads (site_id, listing_ref, type, priority, name,
+			email, email_norm, phone, phone_e164, mobile, mobile_e164, message, metadata, assigned_to, assigned_agent_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		RETURNING id, status`,
+		nl.SiteID, nullInt(nl.ListingRef), nl.Type, nl.Priority, nl.Name,
+		nullString(nl.Email), nullString(nl.EmailNorm), nullString(nl.Phone), nullString(nl.PhoneE164),
+		nullString(nl.Mobile), nullString(nl.MobileE164), nullString(nl.Message), string(nl.Metadata),
+		a.email, a.agentID).Scan(&out.LeadID, &out.Status)
+	if err != nil {
+		return LeadOutcome{}, fmt.Errorf("store: insert lead: %w", err)
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO lead_assignments (site_id, lead_id, agent_id, assigned_to, reason)
+		VALUES ($1, $2, $3, $4, $5)`, nl.SiteID, out.LeadID, a.agentID, a.email, a.reason)
+	if err != nil {
+		return LeadOutcome{}, fmt.Errorf("store: insert lead assignment: %w", err)
+	}
+	return out, nil
+}
+
+// assignment is who a new lead goes to, and why.
+type assignment struct {
+	agentID *int64
+	email   *string
+	reason  string
+}
+
+// assignLead applies the assignment rules in order (see SubmitLead).
+func assignLead(ctx context.Context, tx pgx.Tx, nl NewLead) (assignment, error) {
+	if nl.AgentID != 0 {
+		return assignment{&nl.AgentID, &nl.AgentEmail, AssignedByAgentEmail}, nil
+	}
+	var a assignment
+	if nl.ListingRef != 0 {
+		var id int64
+		var email string
+		err := tx.QueryRow(ctx, `SELECT a.id, a.email FROM listing_agents la
+			JOIN agents a ON a.site_id = la.site_id AND a.id = la.agent_id
+			WHERE la.site_id = $1 AND la.listing_ref = $2 AND btrim(coalesce(a.email, '')) <> ''
+			ORDER BY la.position LIMIT 1`, nl.SiteID, nl.ListingRef).Scan(&id, &email)
+		if err == nil {
+			return assignment{&id, &email, AssignedByListingAgent}, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return a, fmt.Errorf("store: listing agent: %w", err)
+		}
+	}
+	var recipient string
+	var recipientAgent *int64
+	err := tx.QueryRow(ctx, `SELECT btrim(coalesce(s.default_lead_recipient, '')),
+			(SELECT a.id FROM agents a WHERE a.site_id = s.id AND lower(a.email) = lower(btrim(s.default_lead_recipient)))
+		FROM sites s WHERE s.id = $1`, nl.SiteID).Scan(&recipient, &recipientAgent)
+	if err != nil {
+		return a, fmt.Errorf("store: default lead recipient: %w", err)
+	}
+	if recipient != "" {
+		return assignment{recipientAgent, &recipient, AssignedByDefaultRecipient}, nil
+	}
+	return roundRobin(ctx, tx, nl.SiteID)
+}
+
+// roundRobin takes the site's next counter value and assigns the agent at
+// that position (modulo their number) among the site's agents with an
+// e-mail, in id order. The counter row stays locked until the transaction
+// ends, so concurrent leads take consecutive values.
+func roundRobin(ctx context.Context, tx pgx.Tx, siteID string) (assignment, error) {
+	none := assignment{reason: AssignedToNobody}
+	var exists bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM agents WHERE site_id = $1 AND btrim(coalesce(email, '')) <> '')`,
+		siteID).Scan(&exists)
+	if err != nil || !exists {
+		return none, wrap("round robin agents", err)
+	}
+	var turn int64
+	err = tx.QueryRow(ctx, `INSERT INTO lead_round_robin AS rr (site_id, next) VALUES ($1, 1)
+		ON CONFLICT (site_id) DO UPDATE SET next = rr.next + 1
+		RETURNING next - 1`, siteID).Scan(&turn)
+	if err != nil {
+		return none, fmt.Errorf("store: round robin counter: %w", err)
+	}
+	var id int64
+	var email string
+	err = tx.QueryRow(ctx, `SELECT id, email FROM (
+			SELECT id, email, row_number() OVER (ORDER BY id) - 1 AS i, count(*) OVER () AS n
+			FROM agents WHERE site_id = $1 AND btrim(coalesce(email, '')) <> '') a
+		WHERE i = $2 % n`, siteID, turn).Scan(&id, &email)
+	if errors.Is(err, pgx.ErrNoRows) { // the agents went away meanwhile
+		return none, nil
+	}
+	if err != nil {
+		return none, fmt.Errorf("store: round robin agent: %w", err)
+	}
+	return assignment{&id, &email, AssignedByRoundRobin}, nil
+}
+
+// wrap adds context to a non-nil error.
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("store: %s: %w", what, err)
+}
+
+func nullString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func nullInt(n int64) *int64 {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}

@@ -1,0 +1,141 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// IdempotencyRequest is a request carrying an Idempotency-Key, per site and
+// API key.
+type IdempotencyRequest struct {
+	SiteID, KeyID, Key string
+	// BodyHash fingerprints the request body.
+	BodyHash []byte
+	// TTL is how long the first response is kept and replayed.
+	TTL time.Duration
+	// Lease is how long a claim may stay in flight before it counts as
+	// abandoned (its process died) and another request may take it over.
+	// It must exceed the longest time a request holds a claim.
+	Lease time.Duration
+}
+
+// IdempotencyClaim is a claim held on a key: the right to do the work and
+// store its response.
+type IdempotencyClaim struct {
+	SiteID, KeyID, Key string
+	ClaimID            string
+}
+
+// IdempotencyState is what ClaimIdempotencyKey found.
+type IdempotencyState int
+
+// The outcomes of ClaimIdempotencyKey.
+const (
+	// IdempotencyClaimed: the key was new, expired or abandoned, and is now
+	// claimed by this request.
+	IdempotencyClaimed IdempotencyState = iota + 1
+	// IdempotencyReplay: the key has a stored response for the same body.
+	IdempotencyReplay
+	// IdempotencyInFlight: another request with the key and the same body
+	// is being processed.
+	IdempotencyInFlight
+	// IdempotencyMismatch: the key was used with a different body.
+	IdempotencyMismatch
+)
+
+// IdempotencyResult is the outcome of ClaimIdempotencyKey.
+type IdempotencyResult struct {
+	State IdempotencyState
+	// Claim is set for IdempotencyClaimed.
+	Claim *IdempotencyClaim
+	// Status and Body are the stored response, for IdempotencyReplay.
+	Status int
+	Body   []byte
+}
+
+// ClaimIdempotencyKey claims a key, in a statement of its own that commits
+// at once, or reports why it cannot: a stored response to replay, a request
+// in flight, or a different body. Expired rows, and claims in flight for
+// longer than the lease, are replaced. Of two requests racing for a new key,
+// exactly one claims it.
+func (db *DB) ClaimIdempotencyKey(ctx context.Context, req IdempotencyRequest) (IdempotencyResult, error) {
+	for range 3 {
+		var claimID string
+		err := db.Pool.QueryRow(ctx, `INSERT INTO idempotency_keys AS k
+				(site_id, key_id, idem_key, body_hash, state, claim_id, created_at, expires_at)
+			VALUES ($1, $2, $3, $4, 'in_flight', gen_random_uuid(), now(), now() + make_interval(secs => $5))
+			ON CONFLICT (site_id, key_id, idem_key) DO UPDATE SET
+				body_hash = EXCLUDED.body_hash, state = 'in_flight', claim_id = EXCLUDED.claim_id,
+				response_code = NULL, response_body = NULL,
+				created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+			WHERE k.expires_at <= now()
+			   OR (k.state = 'in_flight' AND k.created_at <= now() - make_interval(secs => $6))
+			RETURNING claim_id::text`,
+			req.SiteID, req.KeyID, req.Key, req.BodyHash, req.TTL.Seconds(), req.Lease.Seconds()).Scan(&claimID)
+		if err == nil {
+			return IdempotencyResult{State: IdempotencyClaimed, Claim: &IdempotencyClaim{
+				SiteID: req.SiteID, KeyID: req.KeyID, Key: req.Key, ClaimID: claimID}}, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return IdempotencyResult{}, fmt.Errorf("store: claim idempotency key: %w", err)
+		}
+		// A live row holds the key: say which kind.
+		var hash []byte
+		var state string
+		var status *int32
+		var body []byte
+		err = db.Pool.QueryRow(ctx, `SELECT body_hash, state, response_code, response_body FROM idempotency_keys
+			WHERE site_id = $1 AND key_id = $2 AND idem_key = $3 AND expires_at > now()`,
+			req.SiteID, req.KeyID, req.Key).Scan(&hash, &state, &status, &body)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // released or expired in between: try again
+		}
+		if err != nil {
+			return IdempotencyResult{}, fmt.Errorf("store: read idempotency key: %w", err)
+		}
+		switch {
+		case !bytes.Equal(hash, req.BodyHash):
+			return IdempotencyResult{State: IdempotencyMismatch}, nil
+		case state == "done" && status != nil:
+			return IdempotencyResult{State: IdempotencyReplay, Status: int(*status), Body: body}, nil
+		default:
+			return IdempotencyResult{State: IdempotencyInFlight}, nil
+		}
+	}
+	// The key changed hands three times within this call: as good as busy.
+	return IdempotencyResult{State: IdempotencyInFlight}, nil
+}
+
+// ReleaseIdempotencyKey gives up a claim whose work failed, so that a retry
+// can go ahead. Releasing a claim that was completed or taken over does
+// nothing.
+func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c IdempotencyClaim) error {
+	_, err := db.Pool.Exec(ctx, `DELETE FROM idempotency_keys
+		WHERE site_id = $1 AND key_id = $2 AND idem_key = $3 AND claim_id = $4 AND state = 'in_flight'`,
+		c.SiteID, c.KeyID, c.Key, c.ClaimID)
+	if err != nil {
+		return fmt.Errorf("store: release idempotency key: %w", err)
+	}
+	return nil
+}
+
+// finishIdempotency stores the response of a claim in the transaction that
+// stored the lead. It fails with ErrClaimLost when the claim is no longer
+// this request's.
+func finishIdempotency(ctx context.Context, tx pgx.Tx, c IdempotencyClaim, status int, body []byte) error {
+	tag, err := tx.Exec(ctx, `UPDATE idempotency_keys SET state = 'done', response_code = $5, response_body = $6
+		WHERE site_id = $1 AND key_id = $2 AND idem_key = $3 AND claim_id = $4 AND state = 'in_flight'`,
+		c.SiteID, c.KeyID, c.Key, c.ClaimID, status, body)
+	if err != nil {
+		return fmt.Errorf("store: store idempotent response: %w", err)
+	}
+	if tag.RowsAffected() != 1 {
+		return ErrClaimLost
+	}
+	return nil
+}
