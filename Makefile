@@ -16,6 +16,8 @@ run: ## start the whole system: throwaway Postgres (unless LISTGATE_DATABASE_URL
 .PHONY: test
 test: fmt-check vet ## everything: gofmt check, go vet, go test -race (needs PostgreSQL and Redis binaries)
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+	@# The race detector changes allocation counts: the allocation tests run again without it.
+	$(GO) test -count=1 -run 'Alloc' ./edge/... ./pkg/...
 
 .PHONY: vet
 vet: ## go vet
