@@ -29,8 +29,10 @@ func (r loadResult) String() string {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // closedLoop runs workers that each send requests back to back for at most
-// d and at most maxRequests in all. newReq builds the i-th request.
-func closedLoop(ctx context.Context, workers int, d time.Duration, maxRequests int, newReq func(i int) *http.Request) loadResult {
+// d and at most maxRequests in all. newReq builds the i-th request; check,
+// when not nil, sees every answer.
+func closedLoop(ctx context.Context, workers int, d time.Duration, maxRequests int, newReq func(i int) *http.Request,
+	check func(i, status int, body []byte)) loadResult {
 	tr := &http.Transport{MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
@@ -62,7 +64,14 @@ func closedLoop(ctx context.Context, workers int, d time.Duration, maxRequests i
 				resp, err := client.Do(req)
 				status := 0
 				if err == nil {
-					io.Copy(io.Discard, resp.Body)
+					if check != nil {
+						body, rerr := io.ReadAll(resp.Body)
+						if rerr == nil {
+							check(i, resp.StatusCode, body)
+						}
+					} else {
+						io.Copy(io.Discard, resp.Body)
+					}
 					resp.Body.Close()
 					status = resp.StatusCode
 				}

@@ -105,7 +105,7 @@ func benchOriginListings(args []string) error {
 			req.Header.Set(api.HeaderKeyID, "bench")
 			req.Header.Set(api.HeaderScopes, "listings:read")
 			return req
-		})
+		}, nil)
 		fmt.Printf("origin-listings: %-45s %s\n", "/listings"+q, res)
 	}
 	return nil
