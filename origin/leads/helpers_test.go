@@ -15,6 +15,7 @@ import (
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/ingest"
 	"github.com/listgate/listgate/origin/leads"
+	"github.com/listgate/listgate/origin/openapi/contract"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/apikey"
@@ -62,8 +63,8 @@ func mustHandler(tb testing.TB, db *store.DB, cfg leads.Config) http.Handler {
 	if cfg.Log == nil {
 		cfg.Log = log
 	}
-	return api.New(api.Config{DB: db, Log: log, InternalToken: internalToken,
-		Mounts: []api.Mounter{leads.New(cfg)}}).Handler()
+	return contract.Wrap(tb, api.New(api.Config{DB: db, Log: log, InternalToken: internalToken,
+		Mounts: []api.Mounter{leads.New(cfg)}}).Handler())
 }
 
 func mustSiteAndKey(tb testing.TB, db *store.DB) (site, keyID string) {

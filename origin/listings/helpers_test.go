@@ -16,6 +16,7 @@ import (
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/ingest"
+	"github.com/listgate/listgate/origin/openapi/contract"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/devdb"
@@ -53,7 +54,7 @@ func newEnvOn(tb testing.TB, db *store.DB) *testEnv {
 	})
 	srv := api.New(api.Config{DB: db, InternalToken: token, Log: slog.New(slog.NewJSONHandler(&logs, nil)),
 		Mounts: []api.Mounter{New(Config{DB: db})}})
-	return &testEnv{db: db, h: srv.Handler(), site: s.ID}
+	return &testEnv{db: db, h: contract.Wrap(tb, srv.Handler()), site: s.ID}
 }
 
 func (e *testEnv) mustImport(tb testing.TB, feed string) {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/ingest"
+	"github.com/listgate/listgate/origin/openapi/contract"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/devdb"
@@ -104,7 +105,7 @@ func newHarnessOn(tb testing.TB, db *store.DB, tune func(*Config)) *harness {
 		tb.Fatal(err)
 	}
 	h.svc = svc
-	h.handler = api.New(api.Config{DB: db, Log: log, Mounts: []api.Mounter{svc}}).Handler()
+	h.handler = contract.Wrap(tb, api.New(api.Config{DB: db, Log: log, Mounts: []api.Mounter{svc}}).Handler())
 	srv := httptest.NewServer(h.handler)
 	tb.Cleanup(srv.Close)
 	h.url = srv.URL
