@@ -6,6 +6,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -148,6 +149,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 				"request_id", RequestID(r.Context()))
 		}
 		return
+	}
+	if _, ok := errors.AsType[*apierror.Error](err); !ok && store.IsUnavailable(err) {
+		// The database could not be reached: the client may retry.
+		err = apierror.Unavailable(2, err)
 	}
 	e := apierror.WriteHTTP(w, RequestID(r.Context()), err)
 	switch e.Code {

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/store"
@@ -179,23 +178,13 @@ func refused(params string) bool {
 }
 
 // dbErr maps a database failure the client may retry (connection lost,
-// server shutting down or out of resources, timeout) to 503. API errors and
-// errors of the query itself (a bug: 500) pass through.
+// server shutting down or out of resources, timeout) to 503; anything else
+// passes through (a failing query is a bug: 500).
 func dbErr(err error) error {
-	var ae *apierror.Error
-	if errors.As(err, &ae) || errors.Is(err, context.Canceled) {
-		return err
+	if store.IsUnavailable(err) && !errors.Is(err, context.Canceled) {
+		return apierror.Unavailable(2, err)
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch {
-		case strings.HasPrefix(pgErr.Code, "08"), strings.HasPrefix(pgErr.Code, "53"),
-			strings.HasPrefix(pgErr.Code, "57P"), pgErr.Code == "40001", pgErr.Code == "40P01":
-			return apierror.Unavailable(2, err)
-		}
-		return err
-	}
-	return apierror.Unavailable(2, err)
+	return err
 }
 
 // respond writes v as JSON with a strong ETag and cacheControl, or 304 when

@@ -1,6 +1,8 @@
 package listings
 
 import (
+	"time"
+
 	"net/http"
 
 	"github.com/jackc/pgx/v5"
@@ -71,6 +73,8 @@ func (s *Service) stats(w http.ResponseWriter, r *http.Request, st site) error {
 	if err := s.db.Pool.SendBatch(r.Context(), b).Close(); err != nil {
 		return dbErr(err)
 	}
-	out.GeneratedAt = now.In(st.loc)
+	// To the minute: the summary keeps one ETag for a minute, so clients and
+	// the edge can revalidate it.
+	out.GeneratedAt = now.Truncate(time.Minute).In(st.loc)
 	return respond(w, r, s.cc.Stats, out)
 }

@@ -4,13 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/puddle/v2"
 )
 
 // Assignment reasons, recorded in lead_assignments.
@@ -21,37 +17,6 @@ const (
 	AssignedByRoundRobin       = "round_robin"
 	AssignedToNobody           = "none"
 )
-
-// IsUnavailable reports whether err means the database could not be
-// reached or gave up on the work — connection refused, reset or closed, the
-// pool closed, a timeout, the server shutting down or out of resources, a
-// serialization failure or deadlock — rather than a bug: the answer is a
-// 503 and the same request may succeed when retried.
-func IsUnavailable(err error) bool {
-	if err == nil {
-		return false
-	}
-	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
-		switch pgErr.Code[:min(2, len(pgErr.Code))] {
-		case "08", // connection exception
-			"40", // transaction rollback: serialization failure, deadlock
-			"53", // insufficient resources: too many connections, disk full
-			"57", // operator intervention: admin/crash shutdown, cannot connect now, query canceled
-			"58": // system error: I/O
-			return true
-		}
-		return false
-	}
-	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
-		return true
-	}
-	if _, ok := errors.AsType[net.Error](err); ok {
-		return true
-	}
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, puddle.ErrClosedPool) ||
-		pgconn.Timeout(err) || pgconn.SafeToRetry(err)
-}
 
 // LeadRefQuery names what a lead refers to; zero fields are not looked up.
 type LeadRefQuery struct {
