@@ -10,8 +10,8 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: run
-run: ## start the whole system: throwaway Postgres (unless LISTGATE_DATABASE_URL is set), demo data, origin
-	$(GO) run ./origin dev
+run: build ## start the whole system: throwaway Postgres (unless LISTGATE_DATABASE_URL is set), demo data, origin and edge
+	bin/origin dev
 
 .PHONY: test
 test: fmt-check vet ## everything: gofmt check, go vet, go test -race (needs PostgreSQL and Redis binaries)

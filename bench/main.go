@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 )
 
@@ -52,3 +53,5 @@ func names() []string {
 	sort.Strings(ns)
 	return ns
 }
+
+func runtimeCPUs() int { return runtime.NumCPU() }

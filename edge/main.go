@@ -1,17 +1,125 @@
 // Command edge is Listgate's public gateway: it checks API keys, scopes, the
 // key's site and the site's plan rate limit, serves cached listing reads and
-// forwards writes and misses to the origin (DESIGN.md §2–§4).
-//
-// The gateway pipeline is not built yet; until it is, clients talk to the
-// origin directly with the internal token, and this command says so.
+// forwards writes and misses to the origin (DESIGN.md §2–§4). It keeps no
+// state of its own: run as many as you like behind a load balancer, with
+// LISTGATE_REDIS_URL so they share the rate limits.
 package main
 
 import (
+	"context"
+	"flag"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/edge/gateway"
+	"github.com/listgate/listgate/edge/keycache"
+	"github.com/listgate/listgate/edge/respcache"
+	"github.com/listgate/listgate/pkg/config"
+	"github.com/listgate/listgate/pkg/ratelimit"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "edge: the gateway is not built yet; run the origin (`go run ./origin serve`)")
-	os.Exit(2)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "edge: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// run parses flags, builds the gateway and serves until ctx ends, then
+// drains connections for at most the shutdown timeout.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "YAML config file (default: built-in defaults, see configs/edge.yaml)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.LoadEdge(*configPath, nil)
+	if err != nil {
+		return err
+	}
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})).With("service", "edge")
+
+	introspect, err := keycache.OriginIntrospector(cfg.OriginURL, cfg.InternalToken, 0)
+	if err != nil {
+		return err
+	}
+	keys, err := keycache.New(introspect, keycache.Options{TTL: cfg.KeyTTL, NegativeTTL: cfg.NegativeKeyTTL})
+	if err != nil {
+		return err
+	}
+	defer keys.Close()
+
+	var limiter gateway.Limiter = ratelimit.NewLocal(ratelimit.LocalOptions{})
+	if cfg.RedisURL != "" {
+		r, err := ratelimit.NewRedis(ctx, ratelimit.RedisOptions{URL: cfg.RedisURL, Timeout: cfg.RedisTimeout,
+			ExpectedEdges: cfg.ExpectedEdges, Log: log})
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		limiter = r
+	}
+	cache, err := respcache.New(respcache.Options{MaxBytes: cfg.ResponseCacheBytes})
+	if err != nil {
+		return err
+	}
+	defer cache.Close()
+	gw, err := gateway.New(gateway.Config{
+		Cache:     cache,
+		OriginURL: cfg.OriginURL, InternalToken: cfg.InternalToken, Keys: keys, Limiter: limiter,
+		PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimit: cfg.PublicLimit,
+		TrustedProxies: cfg.TrustedPrefixes(), OriginTimeout: cfg.OriginTimeout, Log: log,
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := followEvents(ctx, cfg, keys, cache, log); err != nil {
+		return err
+	}
+
+	srv := &fasthttp.Server{
+		Handler:                       gw.Handler,
+		Name:                          "listgate-edge",
+		ReadTimeout:                   cfg.ReadTimeout,
+		WriteTimeout:                  cfg.WriteTimeout,
+		IdleTimeout:                   cfg.IdleTimeout,
+		ReadBufferSize:                cfg.MaxHeaderBytes,
+		MaxRequestBodySize:            cfg.MaxBodyBytes,
+		NoDefaultServerHeader:         true,
+		NoDefaultContentType:          true,
+		DisableHeaderNamesNormalizing: false,
+		CloseOnShutdown:               true,
+		Logger:                        slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	log.Info("edge listening", "addr", ln.Addr().String(), "origin", cfg.OriginURL, "redis", cfg.RedisURL != "")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	err = srv.ShutdownWithContext(sctx)
+	log.Info("stopped")
+	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,9 +15,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/listgate/listgate/origin/api"
+	"github.com/listgate/listgate/origin/edgeauth"
+	"github.com/listgate/listgate/origin/events"
 	"github.com/listgate/listgate/origin/ingest"
+	"github.com/listgate/listgate/origin/introspect"
 	"github.com/listgate/listgate/origin/leads"
 	"github.com/listgate/listgate/origin/listings"
+	"github.com/listgate/listgate/origin/openapi"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/upload"
 	"github.com/listgate/listgate/pkg/config"
@@ -66,8 +71,12 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 	if err != nil {
 		return err
 	}
+	hub, err := events.New(events.Config{DB: db, Log: log})
+	if err != nil {
+		return err
+	}
 	srv := api.New(api.Config{DB: db, Log: log, InternalToken: cfg.InternalToken,
-		Mounts: []api.Mounter{feeds, listings.New(listings.Config{DB: db}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow})}})
+		Mounts: []api.Mounter{hub, introspect.New(introspect.Config{DB: db}), feeds, listings.New(listings.Config{DB: db, CacheControl: listings.CacheControl{Listings: cfg.CacheControlListings, Stats: cfg.CacheControlStats}}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow}), openapi.New()}})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -80,13 +89,23 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 		defer close(workersDone)
 		feeds.Run(wctx)
 	}()
+	// The event hub stops with ctx too, which ends the open event streams
+	// so that Shutdown can complete.
+	hubDone := make(chan struct{})
+	go func() {
+		defer close(hubDone)
+		hub.Run(wctx)
+	}()
 	waitWorkers := func() {
 		stopWorkers()
 		<-workersDone
+		<-hubDone
 	}
 	defer waitWorkers()
 	hs := &http.Server{
-		Handler:           srv.Handler(),
+		// edgeauth marks requests carrying the internal token before the
+		// API's identify middleware strips it; the internal routes need it.
+		Handler:           edgeauth.Middleware(cfg.InternalToken)(srv.Handler()),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
@@ -118,10 +137,11 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 }
 
 // cmdDev is what `make run` runs: a throwaway Postgres unless
-// LISTGATE_DATABASE_URL is set, migrations, demo data, and the origin, until
-// Ctrl-C.
+// LISTGATE_DATABASE_URL is set, migrations, demo data, the origin, and the
+// edge in front of it, until Ctrl-C.
 func cmdDev(ctx context.Context, args []string, e *env) error {
 	fs := newFlags("dev", e)
+	edgeBin := fs.String("edge", "", "the edge binary (default: edge beside this binary, then on PATH)")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -171,15 +191,35 @@ func cmdDev(ctx context.Context, args []string, e *env) error {
 		db.Close()
 		return err
 	}
+	fmt.Fprintln(e.stdout, "Seeding the demo site from a generated REAXML feed…")
 	demo, err := seedDemo(ctx, db)
 	db.Close()
 	if err != nil {
 		return err
 	}
+	var edge *edgeProcess
+	defer func() {
+		if edge != nil {
+			edge.stop()
+		}
+	}()
 	return serve(ctx, cfg, false, e, func(addr string) {
+		edgeAddr, _ := get("LISTGATE_EDGE_ADDR")
+		edge, err = startEdge(*edgeBin, []string{
+			"LISTGATE_INTERNAL_TOKEN=" + cfg.InternalToken,
+			"LISTGATE_ORIGIN_URL=http://" + addr,
+			"LISTGATE_EDGE_ADDR=" + cmp.Or(edgeAddr, "127.0.0.1:8080"),
+		}, e.stderr)
+		front := "http://" + addr
+		edgeLine := "not started: " + fmt.Sprint(err)
+		if err == nil {
+			front = "http://" + edge.addr
+			edgeLine = front + "   (the public API: keys, limits, cache)"
+		}
 		fmt.Fprintf(e.stdout, `
 Listgate is running. Ctrl-C stops everything.
 
+  edge            %[12]s
   origin          http://%[1]s   (GET /healthz, /readyz, /metrics)
   database        %[2]s
   internal token  %[3]s
@@ -188,9 +228,12 @@ Listgate is running. Ctrl-C stops everything.
   lead key        %[9]s  (%[10]s)
 
 Try:
-  curl -s http://%[1]s/readyz
+  curl -s -H "Authorization: Bearer %[7]s" "%[13]s/v1/sites/%[4]s/listings?per_page=2"
+  curl -s -H "Authorization: Bearer %[9]s" -H "Content-Type: application/json" \
+       -d '{"name":"Sam Buyer","email":"sam@example.com","type":"inquiry"}' %[13]s/v1/leads
 
 `, addr, dbNote, tokenNote, demo.Site.ID, demo.Site.Name, demo.Site.Plan,
-			demo.ReadKey.Key, joinScopes(demo.ReadKey.Scopes), demo.LeadKey.Key, joinScopes(demo.LeadKey.Scopes), demo.Listings.Created)
+			demo.ReadKey.Key, joinScopes(demo.ReadKey.Scopes), demo.LeadKey.Key, joinScopes(demo.LeadKey.Scopes),
+			demo.Listings.Created, edgeLine, front)
 	})
 }

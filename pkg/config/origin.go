@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -48,6 +49,15 @@ type Origin struct {
 	// LeadDuplicateWindow is how far back a lead submission is compared with
 	// the site's earlier leads to be recognised as a duplicate. Default 24 h.
 	LeadDuplicateWindow time.Duration `yaml:"lead_duplicate_window"`
+
+	// CacheControlListings is the Cache-Control of listing, search,
+	// featured, fields, media and agent responses; the edge's response
+	// cache takes its freshness from it. Default "private, max-age=60,
+	// stale-while-revalidate=300, stale-if-error=86400".
+	CacheControlListings string `yaml:"cache_control_listings"`
+	// CacheControlStats is the Cache-Control of the stats summary. Default
+	// "private, max-age=30, stale-while-revalidate=60, stale-if-error=3600".
+	CacheControlStats string `yaml:"cache_control_stats"`
 }
 
 // DefaultOrigin returns the defaults; configs/origin.yaml documents them.
@@ -67,7 +77,9 @@ func DefaultOrigin() Origin {
 		FeedMaxBytes:      50 << 20,
 		OAuthTokenTTL:     time.Hour,
 
-		LeadDuplicateWindow: 24 * time.Hour,
+		LeadDuplicateWindow:  24 * time.Hour,
+		CacheControlListings: "private, max-age=60, stale-while-revalidate=300, stale-if-error=86400",
+		CacheControlStats:    "private, max-age=30, stale-while-revalidate=60, stale-if-error=3600",
 	}
 }
 
@@ -129,6 +141,11 @@ func (c Origin) Validate() error {
 	}
 	if c.OAuthTokenTTL < time.Minute || c.OAuthTokenTTL > 24*time.Hour {
 		return fmt.Errorf("config: oauth_token_ttl %s out of range 1m..24h", c.OAuthTokenTTL)
+	}
+	for name, v := range map[string]string{"cache_control_listings": c.CacheControlListings, "cache_control_stats": c.CacheControlStats} {
+		if strings.TrimSpace(v) == "" || len(v) > 200 || strings.ContainsAny(v, "\r\n") {
+			return fmt.Errorf("config: %s must be a Cache-Control value", name)
+		}
 	}
 	if c.LeadDuplicateWindow < time.Minute || c.LeadDuplicateWindow > 30*24*time.Hour {
 		return fmt.Errorf("config: lead_duplicate_window %s out of range 1m..720h", c.LeadDuplicateWindow)

@@ -236,6 +236,10 @@ func serverCredential() (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
+// FreePort asks the kernel for a free loopback port. Another process may
+// take it before the caller binds it.
+func FreePort() (int, error) { return freePort() }
+
 // freePort asks the kernel for a free loopback port.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

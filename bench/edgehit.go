@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/listgate/listgate/pkg/devdb"
+)
+
+func init() { scenarios["edge-hit"] = benchEdgeHit }
+
+// benchEdgeHit compares a cached ~10 KB listing page through the whole edge
+// path (auth, scope, limit on an Enterprise site, cache) with nginx serving
+// the identical bytes as a static file and with the origin answering the
+// same page from Postgres: same wrk settings, same run, alternating.
+func benchEdgeHit(args []string) error {
+	fs := flag.NewFlagSet("edge-hit", flag.ContinueOnError)
+	dur := fs.Duration("duration", 10*time.Second, "duration of each wrk run")
+	conns := fs.Int("connections", 64, "wrk connections")
+	rounds := fs.Int("rounds", 2, "alternating rounds")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	for _, tool := range []string{"wrk", "nginx"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if _, err := os.Stat("/usr/sbin/" + tool); err != nil {
+				return fmt.Errorf("%s is not installed (apt-get install wrk nginx-light)", tool)
+			}
+		}
+	}
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "listgate-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	originBin, edgeBin, err := binaries(dir)
+	if err != nil {
+		return err
+	}
+	pg, err := startBenchPostgres(ctx)
+	if err != nil {
+		return err
+	}
+	defer pg.Close()
+	dbURL := pg.DatabaseURL("bench")
+	if err := cli(ctx, originBin, dbURL, nil, "migrate"); err != nil {
+		return err
+	}
+	var demo struct {
+		Site    struct{ ID string }
+		ReadKey struct{ Key string } `json:"read_key"`
+	}
+	if err := cli(ctx, originBin, dbURL, &demo, "seed", "demo", "--json"); err != nil {
+		return err
+	}
+	if err := cli(ctx, originBin, dbURL, nil, "sites", "set-plan", demo.Site.ID, "enterprise"); err != nil {
+		return err
+	}
+	const token = "bench-internal-token-0123456789abcdef0123"
+	origin, err := startProcess(originBin, []string{"LISTGATE_DATABASE_URL=" + dbURL,
+		"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0", "LISTGATE_LOG_LEVEL=warn"}, "serve")
+	if err != nil {
+		return err
+	}
+	defer origin.stop()
+	edge, err := startProcess(edgeBin, []string{"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_EDGE_ADDR=127.0.0.1:0",
+		"LISTGATE_ORIGIN_URL=http://" + origin.addr, "LISTGATE_LOG_LEVEL=warn"})
+	if err != nil {
+		return err
+	}
+	defer edge.stop()
+
+	// About 10 KB: a page of listings with their agents and media.
+	path := "/v1/sites/" + demo.Site.ID + "/listings?per_page=4"
+	page, err := fetch("http://"+edge.addr+path, "Bearer "+demo.ReadKey.Key)
+	if err != nil {
+		return err
+	}
+	if again, err := fetch("http://"+edge.addr+path, "Bearer "+demo.ReadKey.Key); err != nil || again != page {
+		return fmt.Errorf("the edge did not serve the same page twice (%v)", err)
+	}
+	nginx, err := startNginx(dir, []byte(page))
+	if err != nil {
+		return err
+	}
+	defer nginx.stop()
+
+	targets := []struct {
+		name, url string
+		headers   []string
+	}{
+		{"edge-hit", "http://" + edge.addr + path, []string{"Authorization: Bearer " + demo.ReadKey.Key}},
+		{"nginx-static", "http://" + nginx.addr + "/page.json", nil},
+		{"origin-direct", "http://" + origin.addr + path, []string{"X-Listgate-Internal-Token: " + token,
+			"X-Listgate-Site: " + demo.Site.ID, "X-Listgate-Key-Id: bench", "X-Listgate-Scopes: listings:read"}},
+	}
+	fmt.Printf("edge-hit: %d-byte listing page, wrk -t2 -c%d -d%v, %d alternating rounds\n", len(page), *conns, *dur, *rounds)
+	best := map[string]wrkResult{}
+	for round := 1; round <= *rounds; round++ {
+		for _, t := range targets {
+			r, err := runWrk(ctx, t.name, t.url, *dur, *conns, t.headers)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("edge-hit: round %d  %s\n", round, r)
+			if r.RPS > best[t.name].RPS {
+				best[t.name] = r
+			}
+		}
+	}
+	e, n, o := best["edge-hit"], best["nginx-static"], best["origin-direct"]
+	fmt.Printf("edge-hit: best of %d: edge/nginx = %.2f, edge/origin-direct = %.1f\n", *rounds, e.RPS/n.RPS, e.RPS/o.RPS)
+	return writeResults("edge-hit", map[string]any{
+		"page_bytes": len(page), "connections": *conns, "duration_s": dur.Seconds(), "rounds": *rounds,
+		"best": best, "edge_over_nginx": e.RPS / n.RPS, "edge_over_origin": e.RPS / o.RPS,
+	})
+}
+
+func fetch(url, auth string) (string, error) {
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", auth)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return "", fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	return string(b), err
+}
+
+// nginxProcess serves one static file on a free loopback port.
+type nginxProcess struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func startNginx(dir string, body []byte) (*nginxProcess, error) {
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		bin = "/usr/sbin/nginx"
+	}
+	root := filepath.Join(dir, "nginx")
+	os.MkdirAll(filepath.Join(root, "html"), 0o755)
+	os.MkdirAll(filepath.Join(root, "logs"), 0o755)
+	if err := os.WriteFile(filepath.Join(root, "html", "page.json"), body, 0o644); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	conf := fmt.Sprintf(`daemon off;
+worker_processes auto;
+error_log %[1]s/logs/error.log warn;
+pid %[1]s/nginx.pid;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 1000000;
+    default_type application/json;
+    client_body_temp_path %[1]s/tmp;
+    proxy_temp_path %[1]s/tmp;
+    fastcgi_temp_path %[1]s/tmp;
+    uwsgi_temp_path %[1]s/tmp;
+    scgi_temp_path %[1]s/tmp;
+    server {
+        listen 127.0.0.1:%[2]d;
+        root %[1]s/html;
+        etag on;
+    }
+}
+`, root, port)
+	os.MkdirAll(filepath.Join(root, "tmp"), 0o755)
+	confPath := filepath.Join(root, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	p := &nginxProcess{cmd: exec.Command(bin, "-p", root, "-c", confPath, "-e", filepath.Join(root, "logs", "error.log")),
+		addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := fetch("http://"+p.addr+"/page.json", ""); err == nil && b == string(body) {
+			return p, nil
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			log, _ := os.ReadFile(filepath.Join(root, "logs", "error.log"))
+			return nil, fmt.Errorf("nginx did not start: %s", log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *nginxProcess) stop() {
+	p.cmd.Process.Signal(os.Interrupt)
+	p.cmd.Wait()
+}
+
+func freePort() (int, error) { return devdb.FreePort() }
+
+// writeResults writes bench/results/<date>-<commit>-<scenario>.json.
+func writeResults(scenario string, v map[string]any) error {
+	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	host, _ := os.Hostname()
+	v["scenario"] = scenario
+	v["commit"] = strings.TrimSpace(string(commit))
+	v["date"] = time.Now().UTC().Format(time.RFC3339)
+	v["machine"] = map[string]any{"host": host, "cpus": runtimeCPUs()}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	os.MkdirAll("bench/results", 0o755)
+	name := filepath.Join("bench/results", time.Now().UTC().Format("2006-01-02")+"-"+strings.TrimSpace(string(commit))+"-"+scenario+".json")
+	fmt.Printf("%s: results in %s\n", scenario, name)
+	return os.WriteFile(name, b, 0o644)
+}

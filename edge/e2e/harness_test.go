@@ -1,0 +1,279 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/listgate/listgate/origin/store/storetest"
+	"github.com/listgate/listgate/pkg/devdb"
+)
+
+var bins struct {
+	dir          string
+	origin, edge string
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "listgate-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bins.dir = dir
+	bins.origin, bins.edge = filepath.Join(dir, "origin"), filepath.Join(dir, "edge")
+	for _, b := range []struct{ out, pkg string }{{bins.origin, "../../origin"}, {bins.edge, ".."}} {
+		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b.pkg, err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
+	code := devdb.RunTests(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const token = "e2e-internal-token-0123456789abcdef0123456789"
+
+// proc is a running edge or origin process.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	addr string
+	done chan struct{}
+	mu   sync.Mutex
+	logs bytes.Buffer
+}
+
+// start runs bin with env, waits for its "listening" log line and returns
+// it; the process is stopped when the test ends, and its log is printed if
+// the test failed.
+func start(tb testing.TB, name, bin string, env []string, args ...string) *proc {
+	tb.Helper()
+	p := &proc{name: name, done: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p.cmd.Stdout = io.Discard
+	if err := p.cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			p.mu.Lock()
+			p.logs.Write(line)
+			p.logs.WriteByte('\n')
+			p.mu.Unlock()
+			var m struct{ Msg, Addr string }
+			if json.Unmarshal(line, &m) == nil && strings.HasSuffix(m.Msg, "listening") {
+				select {
+				case addrc <- m.Addr:
+				default:
+				}
+			}
+		}
+	}()
+	go func() { p.cmd.Wait(); close(p.done) }()
+	tb.Cleanup(func() {
+		p.stop()
+		if tb.Failed() {
+			tb.Logf("--- %s log ---\n%s", p.name, p.log())
+		}
+	})
+	select {
+	case p.addr = <-addrc:
+	case <-p.done:
+		tb.Fatalf("%s exited at start:\n%s", name, p.log())
+	case <-time.After(30 * time.Second):
+		tb.Fatalf("%s did not start:\n%s", name, p.log())
+	}
+	return p
+}
+
+func (p *proc) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.String()
+}
+
+// stop sends SIGTERM and waits for the exit (SIGKILL after 10 s).
+func (p *proc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// kill stops the process abruptly, as a crash would.
+func (p *proc) kill() {
+	p.cmd.Process.Kill()
+	<-p.done
+}
+
+func (p *proc) url() string { return "http://" + p.addr }
+
+// system is an origin with its database and any number of edges.
+type system struct {
+	tb     testing.TB
+	dbURL  string
+	config string // the origin's YAML config file, if any
+	origin *proc
+}
+
+func newSystem(tb testing.TB, originYAML ...string) *system {
+	tb.Helper()
+	s := &system{tb: tb, dbURL: storetest.URL(tb)}
+	if len(originYAML) > 0 {
+		s.config = filepath.Join(tb.TempDir(), "origin.yaml")
+		if err := os.WriteFile(s.config, []byte(strings.Join(originYAML, "\n")+"\n"), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	s.origin = s.startOrigin()
+	return s
+}
+
+func (s *system) startOrigin() *proc {
+	s.tb.Helper()
+	args := []string{"serve"}
+	if s.config != "" {
+		args = append(args, "--config", s.config)
+	}
+	return start(s.tb, "origin", bins.origin, []string{"LISTGATE_DATABASE_URL=" + s.dbURL,
+		"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0"}, args...)
+}
+
+// edgeOpts are the environment of one edge.
+type edgeOpts struct {
+	redisURL string
+	edges    int
+}
+
+func (s *system) startEdge(o edgeOpts) *proc {
+	s.tb.Helper()
+	env := []string{"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_EDGE_ADDR=127.0.0.1:0",
+		"LISTGATE_ORIGIN_URL=" + s.origin.url()}
+	if o.redisURL != "" {
+		env = append(env, "LISTGATE_REDIS_URL="+o.redisURL)
+	}
+	if o.edges > 0 {
+		env = append(env, fmt.Sprintf("LISTGATE_EXPECTED_EDGES=%d", o.edges))
+	}
+	return start(s.tb, "edge", bins.edge, env)
+}
+
+// cli runs the origin's admin CLI on the system's database and decodes its
+// --json output into dst (when not nil).
+func (s *system) cli(dst any, args ...string) {
+	s.tb.Helper()
+	cmd := exec.Command(bins.origin, args...)
+	cmd.Env = append(os.Environ(), "LISTGATE_DATABASE_URL="+s.dbURL)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		s.tb.Fatalf("origin %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	if dst != nil {
+		if err := json.Unmarshal(out, dst); err != nil {
+			s.tb.Fatalf("origin %s: %q: %v", strings.Join(args, " "), out, err)
+		}
+	}
+}
+
+func (s *system) site(plan string) string {
+	s.tb.Helper()
+	var site struct{ ID string }
+	s.cli(&site, "sites", "create", "--name", "E2E "+plan, "--plan", plan, "--json")
+	return site.ID
+}
+
+type key struct{ ID, Key string }
+
+func (s *system) key(site, scopes string) key {
+	s.tb.Helper()
+	var k key
+	s.cli(&k, "keys", "create", "--site", site, "--name", "e2e", "--scopes", scopes, "--json")
+	return k
+}
+
+// client sends requests with a short timeout and no keep-alive surprises.
+var client = &http.Client{Timeout: 10 * time.Second}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) code() string {
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	json.Unmarshal(r.body, &e)
+	return e.Error.Code
+}
+
+func (r response) message() string {
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	json.Unmarshal(r.body, &e)
+	return e.Error.Message
+}
+
+// do sends one request; hdr values may be empty to skip a header.
+func do(tb testing.TB, method, url string, body []byte, hdr map[string]string) response {
+	tb.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), method, url, bytes.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for k, v := range hdr {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		tb.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func bearer(k string) map[string]string { return map[string]string{"Authorization": "Bearer " + k} }

@@ -1,0 +1,127 @@
+package e2e
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/listgate/listgate/pkg/devdb"
+)
+
+// awaitFreshWindow waits until at least need is left in the current UTC
+// minute, so a boundary test runs inside one rate-limit window.
+func awaitFreshWindow(tb testing.TB, need time.Duration) {
+	tb.Helper()
+	now := time.Now().UTC()
+	left := now.Truncate(time.Minute).Add(time.Minute).Sub(now)
+	if left < need {
+		time.Sleep(left + 50*time.Millisecond)
+	}
+}
+
+// limitRun sends n requests round-robin over the edges and keys and counts
+// the 200s and 429s, checking the headers of each.
+func limitRun(t *testing.T, edges []*proc, site string, keys []key, n, limit int) (ok, limited int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		e, k := edges[i%len(edges)], keys[i%len(keys)]
+		r := do(t, "GET", e.url()+"/v1/sites/"+site+"/stats/summary", nil, bearer(k.Key))
+		if r.header.Get("X-RateLimit-Limit") != strconv.Itoa(limit) || r.header.Get("X-RateLimit-Reset") == "" {
+			t.Fatalf("request %d: limit headers %v", i+1, r.header)
+		}
+		switch r.status {
+		case 200:
+			ok++
+		case 429:
+			limited++
+			if r.code() != "RATE_LIMIT_EXCEEDED" || r.header.Get("Retry-After") == "" || r.header.Get("X-RateLimit-Remaining") != "0" {
+				t.Fatalf("429 without its envelope or headers: %v %s", r.header, r.body)
+			}
+		default:
+			t.Fatalf("request %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	return ok, limited
+}
+
+func TestStarterLimitAtTheBoundary(t *testing.T) {
+	s := newSystem(t)
+	edge := s.startEdge(edgeOpts{})
+	site := s.site("starter")
+	keys := []key{s.key(site, "stats:read"), s.key(site, "stats:read")}
+	awaitFreshWindow(t, 25*time.Second)
+	for i := 1; i <= 60; i++ {
+		r := do(t, "GET", edge.url()+"/v1/sites/"+site+"/stats/summary", nil, bearer(keys[i%2].Key))
+		if r.status != 200 || r.header.Get("X-RateLimit-Remaining") != strconv.Itoa(60-i) {
+			t.Fatalf("request %d: %d remaining %s", i, r.status, r.header.Get("X-RateLimit-Remaining"))
+		}
+	}
+	for i := 0; i < 3; i++ {
+		r := do(t, "GET", edge.url()+"/v1/sites/"+site+"/stats/summary", nil, bearer(keys[i%2].Key))
+		retry, _ := strconv.Atoi(r.header.Get("Retry-After"))
+		if r.status != 429 || retry < 1 || retry > 60 {
+			t.Fatalf("61st request: %d Retry-After %q", r.status, r.header.Get("Retry-After"))
+		}
+	}
+	// An enterprise site has no limit and no headers.
+	ent := s.site("enterprise")
+	k := s.key(ent, "stats:read")
+	if r := do(t, "GET", edge.url()+"/v1/sites/"+ent+"/stats/summary", nil, bearer(k.Key)); r.status != 200 || r.header.Get("X-RateLimit-Limit") != "" {
+		t.Errorf("enterprise: %d %v", r.status, r.header)
+	}
+}
+
+func TestTwoEdgesShareRedis(t *testing.T) {
+	redis := devdb.NewTestRedis(t)
+	s := newSystem(t)
+	edges := []*proc{s.startEdge(edgeOpts{redisURL: redis.URL, edges: 2}), s.startEdge(edgeOpts{redisURL: redis.URL, edges: 2})}
+	site := s.site("starter")
+	keys := []key{s.key(site, "stats:read"), s.key(site, "stats:read")}
+	awaitFreshWindow(t, 25*time.Second)
+	ok, limited := limitRun(t, edges, site, keys, 70, 60)
+	if ok != 60 || limited != 10 {
+		t.Fatalf("two edges admitted %d and limited %d, want exactly 60 and 10", ok, limited)
+	}
+}
+
+func TestRedisKilledFallsBackLocally(t *testing.T) {
+	redis := devdb.NewTestRedis(t)
+	s := newSystem(t)
+	edges := []*proc{s.startEdge(edgeOpts{redisURL: redis.URL, edges: 2}), s.startEdge(edgeOpts{redisURL: redis.URL, edges: 2})}
+	site := s.site("starter")
+	keys := []key{s.key(site, "stats:read")}
+	awaitFreshWindow(t, 25*time.Second)
+	redis.Kill()
+	// Each edge limits alone at 60/2: no 5xx, exactly 30 each.
+	ok, limited := limitRun(t, edges, site, keys, 80, 60)
+	if ok != 60 || limited != 20 {
+		t.Fatalf("with Redis down: %d admitted, %d limited; want 60 (30 per edge) and 20", ok, limited)
+	}
+}
+
+// A plan change reaches every edge without a restart.
+func TestPlanChangeReachesEdges(t *testing.T) {
+	s := newSystem(t)
+	edges := []*proc{s.startEdge(edgeOpts{}), s.startEdge(edgeOpts{})}
+	site := s.site("starter")
+	k := s.key(site, "stats:read")
+	for _, e := range edges {
+		if r := do(t, "GET", e.url()+"/v1/sites/"+site+"/stats/summary", nil, bearer(k.Key)); r.header.Get("X-RateLimit-Limit") != "60" {
+			t.Fatalf("starter limit header %q", r.header.Get("X-RateLimit-Limit"))
+		}
+	}
+	s.cli(nil, "sites", "set-plan", site, "professional")
+	changed := time.Now()
+	for i, e := range edges {
+		for {
+			r := do(t, "GET", e.url()+"/v1/sites/"+site+"/stats/summary", nil, bearer(k.Key))
+			if r.header.Get("X-RateLimit-Limit") == "600" {
+				break
+			}
+			if time.Since(changed) > 2*time.Second {
+				t.Fatalf("edge %d still applies %q two seconds after the plan change", i, r.header.Get("X-RateLimit-Limit"))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}

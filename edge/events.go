@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/listgate/listgate/edge/keycache"
+	"github.com/listgate/listgate/edge/respcache"
+	"github.com/listgate/listgate/pkg/config"
+	"github.com/listgate/listgate/pkg/eventstream"
+	"github.com/listgate/listgate/pkg/model"
+)
+
+// followEvents applies the origin's event stream to the edge's caches until
+// ctx ends: revoked and changed keys are dropped, plan changes apply to
+// every cached key of the site, and a stream that cannot say what was
+// missed purges everything.
+func followEvents(ctx context.Context, cfg config.Edge, keys *keycache.Cache, cache *respcache.Cache, log *slog.Logger) (*eventstream.Stream, error) {
+	return eventstream.Subscribe(ctx, eventstream.Options{
+		URL:           cfg.OriginURL + "/internal/v1/events",
+		InternalToken: cfg.InternalToken,
+		Log:           log,
+		OnReset: func() {
+			keys.Purge()
+			cache.InvalidateAll()
+			log.Info("event stream reset: caches purged")
+		},
+		OnEvent: func(ev eventstream.Event) { applyEvent(ev, keys, cache, log) },
+	})
+}
+
+func applyEvent(ev eventstream.Event, keys *keycache.Cache, cache *respcache.Cache, log *slog.Logger) {
+	switch ev.Type {
+	case model.EventContentChanged:
+		var c model.ContentChanged
+		if err := json.Unmarshal(ev.Data, &c); err != nil || c.SiteID == "" {
+			log.Warn("bad content event", "id", ev.ID)
+			cache.InvalidateAll()
+			return
+		}
+		cache.Invalidate(c.SiteID)
+	case model.EventKeyRevoked, model.EventKeyChanged:
+		var k model.KeyRevoked
+		if err := json.Unmarshal(ev.Data, &k); err != nil || k.KeyHash == "" {
+			keys.Purge() // cannot tell which key: forget them all
+			return
+		}
+		if err := keys.Revoke(k.KeyHash); err != nil {
+			log.Warn("bad key event", "id", ev.ID, "err", err)
+			keys.Purge()
+		}
+	case model.EventPlanChanged:
+		var p model.PlanChanged
+		if err := json.Unmarshal(ev.Data, &p); err != nil || p.SiteID == "" {
+			log.Warn("bad plan event", "id", ev.ID)
+			keys.Purge()
+			return
+		}
+		keys.SetPlanLimit(p.SiteID, p.Limit)
+	}
+}

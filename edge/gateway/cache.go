@@ -1,0 +1,207 @@
+package gateway
+
+import (
+	"bytes"
+	"net/netip"
+	"sync"
+	"time"
+	"unsafe"
+
+	json "github.com/goccy/go-json"
+	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/edge/keycache"
+	"github.com/listgate/listgate/edge/respcache"
+	"github.com/listgate/listgate/pkg/apierror"
+)
+
+var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+// serveCacheable answers a cacheable read from the response cache, or from
+// the origin on a miss (concurrent misses for one key share one origin
+// request), storing what may be cached. Stale entries are served while one
+// background refresh runs; when the origin fails, entries within
+// stale-if-error are served. Every answer says how in X-Cache.
+func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr) {
+	bp := keyBufs.Get().(*[]byte)
+	defer keyBufs.Put(bp)
+	key := g.cache.AppendKey((*bp)[:0], s2b(info.SiteID), ctx.Path(), ctx.URI().QueryString())
+	*bp = key
+	now := g.now()
+
+	var stale *respcache.Entry
+	if e, ok := g.cache.Get(key); ok {
+		switch e.State(now) {
+		case respcache.Fresh:
+			g.writeEntry(ctx, e, "HIT")
+			return
+		case respcache.Stale:
+			g.cache.CountStale()
+			g.writeEntry(ctx, e, "STALE")
+			if e.StartRefresh() {
+				g.refresh(ctx, rt, info, ip, key)
+			}
+			return
+		case respcache.Expired:
+			stale = e
+		}
+	}
+
+	f, leader := g.cache.Join(key)
+	if !leader {
+		select {
+		case <-f.Done():
+		case <-time.After(g.cfg.OriginTimeout):
+		}
+		if f.Entry != nil {
+			g.writeEntry(ctx, f.Entry, "HIT")
+			return
+		}
+	}
+	e, ok := g.fetch(ctx, rt, info, ip, key, now)
+	if leader {
+		g.cache.Finish(key, f, e)
+	}
+	switch {
+	case !ok && stale != nil:
+		g.cache.CountStale()
+		ctx.Response.ResetBody()
+		g.writeEntry(ctx, stale, "STALE")
+	case e != nil:
+		g.writeEntry(ctx, e, "MISS")
+	default:
+		ctx.Response.Header.Set("X-Cache", "MISS")
+	}
+}
+
+// fetch asks the origin for a cacheable read, without the client's
+// conditional and encoding headers (the edge applies them), writes the
+// answer into ctx and stores it when it may be cached. ok is false when the
+// origin could not be reached.
+func (g *Gateway) fetch(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr, key []byte, now time.Time) (*respcache.Entry, bool) {
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	ctx.Request.CopyTo(req)
+	req.Header.SetMethod(fasthttp.MethodGet)
+	req.Header.Del("If-None-Match")
+	req.Header.Del("If-Modified-Since")
+	req.Header.Del("Accept-Encoding")
+	g.prepare(req, info, requestIDOf(ctx), ip)
+	if !g.exchange(ctx, rt, req) {
+		return nil, false
+	}
+	return g.store(key, &ctx.Response, now), true
+}
+
+// store caches an origin response when it may be: a 200 by its
+// Cache-Control, a 404 briefly.
+func (g *Gateway) store(key []byte, r *fasthttp.Response, now time.Time) *respcache.Entry {
+	if r.StatusCode() == fasthttp.StatusNotFound {
+		var env struct {
+			Error struct{ Code, Message string }
+		}
+		if json.Unmarshal(r.Body(), &env) != nil || env.Error.Code != "NOT_FOUND" {
+			return nil
+		}
+		return g.cache.PutNotFound(key, env.Error.Message, now)
+	}
+	return g.cache.Put(key, r.StatusCode(), r.Header.ContentType(), r.Header.Peek("Cache-Control"),
+		r.Header.Peek("ETag"), r.Body(), now)
+}
+
+// refresh re-fetches a stale entry in the background, with the identity of
+// the request that found it stale. It copies what it needs from ctx first:
+// ctx must not be used after the handler returns.
+func (g *Gateway) refresh(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr, key []byte) {
+	req := fasthttp.AcquireRequest()
+	ctx.Request.CopyTo(req)
+	req.Header.SetMethod(fasthttp.MethodGet)
+	req.Header.Del("If-None-Match")
+	req.Header.Del("If-Modified-Since")
+	req.Header.Del("Accept-Encoding")
+	id := *info
+	reqID := bytes.Clone(requestIDOf(ctx))
+	key = bytes.Clone(key)
+	go func() {
+		defer fasthttp.ReleaseRequest(req)
+		resp := fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseResponse(resp)
+		g.prepare(req, &id, reqID, ip)
+		if err := g.origin.DoTimeout(req, resp, g.cfg.OriginTimeout); err != nil {
+			g.log.Warn("background refresh failed", "err", err, "route", rt.name)
+			return
+		}
+		g.store(key, resp, g.now())
+	}()
+}
+
+// writeEntry answers from a cache entry: 304 when If-None-Match names its
+// ETag, else its body, gzip-compressed when the client accepts that. The
+// entry's bytes are not copied: entries are immutable.
+func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how string) {
+	h := &ctx.Response.Header
+	h.Set("X-Cache", how)
+	if e.Status == fasthttp.StatusNotFound {
+		writeError(ctx, apierror.NotFound(e.Message))
+		return
+	}
+	h.Set("Vary", "Accept-Encoding")
+	if len(e.ETag) > 0 {
+		h.SetBytesV("ETag", e.ETag)
+	}
+	h.SetBytesV("Cache-Control", e.CacheControl)
+	if len(e.ETag) > 0 && etagMatch(ctx.Request.Header.Peek("If-None-Match"), e.ETag) {
+		ctx.Response.ResetBody()
+		ctx.SetStatusCode(fasthttp.StatusNotModified)
+		h.Del("Content-Encoding")
+		return
+	}
+	ctx.SetStatusCode(e.Status)
+	h.SetContentTypeBytes(e.ContentType)
+	if e.Gzip != nil && acceptsGzip(ctx.Request.Header.Peek("Accept-Encoding")) {
+		h.Set("Content-Encoding", "gzip")
+		ctx.Response.SetBodyRaw(e.Gzip)
+		return
+	}
+	h.Del("Content-Encoding")
+	ctx.Response.SetBodyRaw(e.Body)
+}
+
+// etagMatch is If-None-Match's weak comparison.
+func etagMatch(header, etag []byte) bool {
+	for len(header) > 0 {
+		var t []byte
+		if i := bytes.IndexByte(header, ','); i >= 0 {
+			t, header = header[:i], header[i+1:]
+		} else {
+			t, header = header, nil
+		}
+		t = bytes.TrimPrefix(bytes.TrimSpace(t), []byte("W/"))
+		if bytes.Equal(t, etag) || (len(t) == 1 && t[0] == '*') {
+			return true
+		}
+	}
+	return false
+}
+
+// acceptsGzip reports whether Accept-Encoding admits gzip (q > 0).
+func acceptsGzip(ae []byte) bool {
+	for len(ae) > 0 {
+		var t []byte
+		if i := bytes.IndexByte(ae, ','); i >= 0 {
+			t, ae = ae[:i], ae[i+1:]
+		} else {
+			t, ae = ae, nil
+		}
+		name, params, _ := bytes.Cut(bytes.TrimSpace(t), []byte(";"))
+		name = bytes.TrimSpace(name)
+		if !bytes.EqualFold(name, []byte("gzip")) && !(len(name) == 1 && name[0] == '*') {
+			continue
+		}
+		p := bytes.ReplaceAll(params, []byte(" "), nil)
+		return !bytes.Equal(p, []byte("q=0")) && !bytes.Equal(p, []byte("q=0.0")) && !bytes.Equal(p, []byte("q=0.00")) && !bytes.Equal(p, []byte("q=0.000"))
+	}
+	return false
+}
+
+func s2b(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }

@@ -1,0 +1,57 @@
+package gateway
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/pkg/apierror"
+)
+
+// Errors the request path answers with, built once.
+var (
+	errMissingKey     = apierror.Unauthorized("missing API key")
+	errInvalidKey     = apierror.Unauthorized("invalid API key")
+	errConflictingKey = apierror.Unauthorized("Authorization and X-API-Key name different keys")
+	errWrongSite      = apierror.Forbidden("this key cannot access that site")
+	errNotFound       = apierror.NotFound("no such path")
+	errOriginDown     = apierror.Unavailable(2, nil)
+	errTooLarge       = apierror.PayloadTooLarge(leadBodyLimit)
+	errPublicLimited  = apierror.RateLimited(0)
+	errInternal       = apierror.Internal(nil)
+)
+
+// scopeErrors are the 403s for each missing scope, built once.
+var scopeErrors = func() map[uint8]*apierror.Error {
+	m := map[uint8]*apierror.Error{}
+	for _, name := range []string{"listings:read", "agents:read", "stats:read", "leads:write"} {
+		s, _ := apikeyScopeByName(name)
+		m[uint8(s)] = apierror.MissingScope(name)
+	}
+	return m
+}()
+
+// scratch holds envelope bytes while they are built.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// writeError writes e's envelope: the edge's one place that turns an error
+// into a response. It allocates nothing in the steady state.
+func writeError(ctx *fasthttp.RequestCtx, e *apierror.Error) {
+	ctx.Response.ResetBody()
+	ctx.SetStatusCode(e.Code.Status())
+	h := &ctx.Response.Header
+	h.SetContentType(apierror.ContentType)
+	h.Set("Cache-Control", "no-store")
+	if s := e.RetryAfterSeconds(); s > 0 {
+		var buf [20]byte
+		h.SetBytesV("Retry-After", strconv.AppendInt(buf[:0], int64(s), 10))
+	}
+	if e.Allow != "" {
+		h.Set("Allow", e.Allow)
+	}
+	bp := scratch.Get().(*[]byte)
+	*bp = apierror.AppendJSON((*bp)[:0], e, b2s(requestIDOf(ctx)))
+	ctx.Response.AppendBody(*bp)
+	scratch.Put(bp)
+}

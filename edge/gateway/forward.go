@@ -1,0 +1,99 @@
+package gateway
+
+import (
+	"bytes"
+	"net/netip"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/edge/keycache"
+)
+
+// Headers between the edge and the origin. The origin believes the identity
+// headers only with the internal token; the edge drops whatever a client
+// sent under these names.
+const (
+	hdrSite          = "X-Listgate-Site"
+	hdrKeyID         = "X-Listgate-Key-Id"
+	hdrScopes        = "X-Listgate-Scopes"
+	hdrInternalToken = "X-Listgate-Internal-Token"
+	hdrClientIP      = "X-Listgate-Client-Ip"
+)
+
+var listgatePrefix = []byte("X-Listgate-")
+
+// hopHeaders are hop-by-hop headers (RFC 9110 §7.6.1), never forwarded.
+var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// forward sends the request to the origin with the edge's identity headers
+// and copies the origin's answer back. info is nil on public routes. An
+// origin that cannot be reached is a 503; forward then reports false.
+func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr) bool {
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	ctx.Request.CopyTo(req)
+	g.prepare(req, info, requestIDOf(ctx), ip)
+	return g.exchange(ctx, rt, req)
+}
+
+// exchange sends a prepared request and copies the answer into ctx, whose
+// request id it keeps.
+func (g *Gateway) exchange(ctx *fasthttp.RequestCtx, rt *route, req *fasthttp.Request) bool {
+	resp := &ctx.Response
+	err := g.origin.Do(req, resp)
+	// Do replaced the response headers; the id is on the origin request.
+	resp.Header.SetBytesV("X-Request-Id", req.Header.Peek("X-Request-Id"))
+	if err != nil {
+		resp.ResetBody()
+		resp.SetStatusCode(fasthttp.StatusServiceUnavailable)
+		g.metrics.originErrors.Inc()
+		g.log.Warn("origin unreachable", "err", err, "route", rt.name, "request_id", string(requestIDOf(ctx)))
+		writeError(ctx, errOriginDown)
+		return false
+	}
+	for _, name := range hopHeaders {
+		resp.Header.Del(name)
+	}
+	return true
+}
+
+// prepare turns a client's request into the origin's: hop-by-hop and
+// client-sent X-Listgate-* headers out, the key out and the identity in
+// (info nil: a public route), the internal token, request id and client IP.
+func (g *Gateway) prepare(req *fasthttp.Request, info *keycache.Info, reqID []byte, ip netip.Addr) {
+	h := &req.Header
+	for _, name := range hopHeaders {
+		h.Del(name)
+	}
+	stripListgateHeaders(h)
+	if info != nil {
+		// The key stays at the edge: the origin gets the identity.
+		h.Del("Authorization")
+		h.Del("X-API-Key")
+		h.Set(hdrSite, info.SiteID)
+		h.Set(hdrKeyID, info.KeyID)
+		h.Set(hdrScopes, info.Scopes.String())
+	}
+	h.Set(hdrInternalToken, g.cfg.InternalToken)
+	h.SetBytesV("X-Request-Id", reqID)
+	var ipBuf [64]byte
+	h.SetBytesV(hdrClientIP, ip.AppendTo(ipBuf[:0]))
+}
+
+// stripListgateHeaders deletes every X-Listgate-* header a client sent.
+func stripListgateHeaders(h *fasthttp.RequestHeader) {
+	for {
+		var found []byte
+		for k := range h.All() {
+			if len(k) >= len(listgatePrefix) && bytes.EqualFold(k[:len(listgatePrefix)], listgatePrefix) {
+				found = append(found[:0], k...)
+				break
+			}
+		}
+		if found == nil {
+			return
+		}
+		h.DelBytes(found)
+	}
+}

@@ -1,0 +1,289 @@
+// Package gateway is the edge's request path (DESIGN.md §2), on fasthttp
+// and fasthttp/router: route match, credential, offline key check, key
+// cache, site, scope, rate limit, then the response cache or the origin.
+// Each step is a small function and their order is the contract; every
+// error is the API's envelope.
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"net/url"
+	"runtime/debug"
+	"strconv"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/edge/keycache"
+	"github.com/listgate/listgate/edge/respcache"
+	"github.com/listgate/listgate/pkg/apierror"
+	"github.com/listgate/listgate/pkg/apikey"
+	"github.com/listgate/listgate/pkg/ratelimit"
+)
+
+// Limiter decides whether a request fits a limit; pkg/ratelimit's local and
+// Redis limiters satisfy it.
+type Limiter interface {
+	Allow(ctx context.Context, key string, limit int, now time.Time) ratelimit.Decision
+}
+
+// Keys looks up keys by hash; *keycache.Cache satisfies it.
+type Keys interface {
+	Lookup(ctx context.Context, hash [32]byte) (keycache.Info, error)
+}
+
+var _ Keys = (*keycache.Cache)(nil)
+
+// Config holds what New needs. Fields document their defaults.
+type Config struct {
+	// OriginURL is the origin's base URL, e.g. http://127.0.0.1:8081.
+	OriginURL string
+	// InternalToken goes to the origin with every forwarded request.
+	InternalToken string
+	Keys          Keys
+	// Limiter enforces the sites' plan limits.
+	Limiter Limiter
+	// PublicLimiter and PublicLimit bound the routes that need no key, per
+	// client IP. PublicLimit default 120 per minute.
+	PublicLimiter Limiter
+	PublicLimit   int
+	// TrustedProxies are the peers whose X-Forwarded-For is believed.
+	TrustedProxies []netip.Prefix
+	// OriginTimeout bounds each forwarded request. Default 30 s.
+	OriginTimeout time.Duration
+	// MaxResponseBytes bounds an origin response. Default 64 MiB.
+	MaxResponseBytes int
+	// Cache serves cacheable reads; nil turns caching off.
+	Cache *respcache.Cache
+	// Log receives internal errors and state changes. Nil: slog.Default().
+	Log *slog.Logger
+	// Now is the clock. Nil: time.Now.
+	Now func() time.Time
+}
+
+// Gateway serves the public API. Safe for concurrent use.
+type Gateway struct {
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+	origin   *fasthttp.HostClient
+	router   *router.Router
+	idPrefix []byte
+	idSeq    atomic.Uint64
+	metrics  *gatewayMetrics
+	cache    *respcache.Cache
+	ready    readiness
+}
+
+// New builds the gateway and its route table.
+func New(cfg Config) (*Gateway, error) {
+	u, err := url.Parse(cfg.OriginURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("gateway: origin url %q", cfg.OriginURL)
+	}
+	if cfg.Keys == nil || cfg.Limiter == nil || cfg.PublicLimiter == nil {
+		return nil, fmt.Errorf("gateway: Keys, Limiter and PublicLimiter are required")
+	}
+	if cfg.PublicLimit <= 0 {
+		cfg.PublicLimit = 120
+	}
+	if cfg.OriginTimeout <= 0 {
+		cfg.OriginTimeout = 30 * time.Second
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = 64 << 20
+	}
+	g := &Gateway{cfg: cfg, log: cfg.Log, now: cfg.Now, metrics: newMetrics(), cache: cfg.Cache}
+	if g.log == nil {
+		g.log = slog.Default()
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host += map[string]string{"http": ":80", "https": ":443"}[u.Scheme]
+	}
+	g.origin = &fasthttp.HostClient{
+		Addr:                          host,
+		IsTLS:                         u.Scheme == "https",
+		MaxConns:                      1024,
+		MaxIdleConnDuration:           30 * time.Second,
+		ReadTimeout:                   cfg.OriginTimeout,
+		WriteTimeout:                  cfg.OriginTimeout,
+		MaxResponseBodySize:           cfg.MaxResponseBytes,
+		NoDefaultUserAgentHeader:      true,
+		DisableHeaderNamesNormalizing: false,
+		DisablePathNormalizing:        true,
+	}
+	var p [6]byte
+	rand.Read(p[:])
+	g.idPrefix = []byte(hex.EncodeToString(p[:]) + "-")
+
+	r := router.New()
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.HandleOPTIONS = false
+	r.HandleMethodNotAllowed = true
+	for i := range routes {
+		rt := &routes[i]
+		m := g.metrics.route(rt.name)
+		r.Handle(rt.method, rt.path, func(ctx *fasthttp.RequestCtx) { g.serve(ctx, rt, m) })
+	}
+	r.GET("/healthz", g.healthz)
+	r.GET("/readyz", g.readyz)
+	r.GET("/metrics", g.serveMetrics)
+	unmatched := g.metrics.route("unmatched")
+	r.NotFound = func(ctx *fasthttp.RequestCtx) {
+		start := time.Now()
+		g.requestID(ctx)
+		writeError(ctx, errNotFound)
+		unmatched.observe(ctx.Response.StatusCode(), start)
+	}
+	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) {
+		start := time.Now()
+		g.requestID(ctx)
+		writeError(ctx, errMethodNotAllowed)
+		unmatched.observe(ctx.Response.StatusCode(), start)
+	}
+	g.router = r
+	return g, nil
+}
+
+var errMethodNotAllowed = apierror.New(apierror.CodeMethodNotAllowed, "")
+
+// Handler is the root handler: the router behind a panic guard.
+func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
+	defer func() {
+		if v := recover(); v != nil {
+			g.log.Error("panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()), "path", string(ctx.Path()))
+			writeError(ctx, errInternal)
+		}
+	}()
+	g.router.Handler(ctx)
+}
+
+// serve is the request path of one API route.
+func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
+	start := time.Now()
+	g.requestID(ctx)
+	var dec ratelimit.Decision
+	limited := false
+	defer func() {
+		if limited {
+			setRateHeaders(&ctx.Response.Header, dec)
+		}
+		m.observe(ctx.Response.StatusCode(), start)
+	}()
+
+	if rt.maxBody > 0 && len(ctx.Request.Body()) > rt.maxBody {
+		writeError(ctx, errTooLarge)
+		return
+	}
+	if rt.public {
+		ip := g.clientIP(ctx)
+		d := g.cfg.PublicLimiter.Allow(ctx, ip.String(), g.cfg.PublicLimit, g.now())
+		if !d.Allowed {
+			e := *errPublicLimited
+			e.RetryAfter = d.RetryAfter
+			writeError(ctx, &e)
+			return
+		}
+		g.forward(ctx, rt, nil, ip)
+		return
+	}
+
+	key, e := credential(&ctx.Request.Header)
+	if e != nil {
+		writeError(ctx, e)
+		return
+	}
+	if !apikey.ValidBytes(key) {
+		g.metrics.offlineRejects.Inc()
+		writeError(ctx, errInvalidKey)
+		return
+	}
+	info, err := g.cfg.Keys.Lookup(ctx, apikey.HashBytes(key))
+	if err != nil {
+		g.metrics.originErrors.Inc()
+		writeError(ctx, errOriginDown)
+		return
+	}
+	if !info.Active {
+		writeError(ctx, errInvalidKey)
+		return
+	}
+	if rt.site {
+		site, _ := ctx.UserValue("site").(string)
+		if site != info.SiteID {
+			writeError(ctx, errWrongSite)
+			return
+		}
+	}
+	if rt.scope != 0 && !info.Scopes.Has(rt.scope) {
+		writeError(ctx, scopeErrors[uint8(rt.scope)])
+		return
+	}
+	dec = g.cfg.Limiter.Allow(ctx, info.SiteID, info.Limit, g.now())
+	limited = !dec.Unlimited
+	if !dec.Allowed {
+		e := apierror.RateLimited(dec.RetryAfter)
+		writeError(ctx, e)
+		return
+	}
+	if rt.cacheable && g.cache != nil {
+		g.serveCacheable(ctx, rt, &info, g.clientIP(ctx))
+		return
+	}
+	g.forward(ctx, rt, &info, g.clientIP(ctx))
+}
+
+// setRateHeaders writes the X-RateLimit headers of an authenticated
+// response.
+func setRateHeaders(h *fasthttp.ResponseHeader, d ratelimit.Decision) {
+	var buf [20]byte
+	h.SetBytesV("X-RateLimit-Limit", strconv.AppendInt(buf[:0], int64(d.Limit), 10))
+	h.SetBytesV("X-RateLimit-Remaining", strconv.AppendInt(buf[:0], int64(d.Remaining), 10))
+	h.SetBytesV("X-RateLimit-Reset", strconv.AppendInt(buf[:0], d.Reset.Unix(), 10))
+}
+
+// requestID takes the client's X-Request-Id when it is sane, or makes one,
+// and sets it on the response, where everything that needs it reads it
+// (requestIDOf).
+func (g *Gateway) requestID(ctx *fasthttp.RequestCtx) {
+	id := ctx.Request.Header.Peek("X-Request-Id")
+	if validRequestID(id) {
+		ctx.Response.Header.SetBytesV("X-Request-Id", id)
+		return
+	}
+	var buf [64]byte
+	ctx.Response.Header.SetBytesV("X-Request-Id", strconv.AppendUint(append(buf[:0], g.idPrefix...), g.idSeq.Add(1), 36))
+}
+
+// requestIDOf is the response's request id. The bytes belong to the header:
+// use them before the next change of the response headers.
+func requestIDOf(ctx *fasthttp.RequestCtx) []byte { return ctx.Response.Header.Peek("X-Request-Id") }
+
+func validRequestID(id []byte) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// b2s views bytes as a string without copying; the string must not outlive
+// the bytes.
+func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

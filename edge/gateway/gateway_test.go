@@ -1,0 +1,194 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/edge/keycache"
+	"github.com/listgate/listgate/edge/respcache"
+	"github.com/listgate/listgate/pkg/apikey"
+	"github.com/listgate/listgate/pkg/ratelimit"
+)
+
+// fixedKeys answers every lookup of one hash with one key.
+type fixedKeys struct {
+	hash [32]byte
+	info keycache.Info
+}
+
+func (k fixedKeys) Lookup(_ context.Context, h [32]byte) (keycache.Info, error) {
+	if h == k.hash {
+		return k.info, nil
+	}
+	return keycache.Info{}, nil
+}
+
+const testSite = "6f1c2a8e-0000-4000-8000-0000000000aa"
+
+func newTestGateway(tb testing.TB, key string, limit int) (*Gateway, *respcache.Cache) {
+	tb.Helper()
+	cache, err := respcache.New(respcache.Options{MaxBytes: 8 << 20})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(cache.Close)
+	g, err := New(Config{
+		OriginURL: "http://127.0.0.1:1", InternalToken: "token-0123456789abcdef0123456789abcdef",
+		Keys: fixedKeys{hash: apikey.Hash(key), info: keycache.Info{Active: true, KeyID: "k1", SiteID: testSite,
+			Scopes: apikey.ReadOnly, Limit: limit}},
+		Limiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}),
+		Cache: cache, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), OriginTimeout: 200 * time.Millisecond,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g, cache
+}
+
+// request builds a reusable request context.
+func request(method, uri string, hdr map[string]string) *fasthttp.RequestCtx {
+	var req fasthttp.Request
+	req.Header.SetMethod(method)
+	req.SetRequestURI(uri)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	ctx := &fasthttp.RequestCtx{}
+	ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}, nil)
+	return ctx
+}
+
+func mustKey(tb testing.TB) string {
+	tb.Helper()
+	k, err := apikey.Generate()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return k
+}
+
+// The hit path — auth, site, scope, limit, cache — does no JSON work and
+// close to no allocation.
+func TestHitPathAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	key := mustKey(t)
+	g, cache := newTestGateway(t, key, 0)
+	path := "/v1/sites/" + testSite + "/listings"
+	body := make([]byte, 10<<10)
+	for i := range body {
+		body[i] = 'a' + byte(i%26)
+	}
+	k := cache.AppendKey(nil, []byte(testSite), []byte(path), []byte("page=2"))
+	if cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), body, time.Now()) == nil {
+		t.Fatal("not stored")
+	}
+	ctx := request("GET", path+"?page=2", map[string]string{"Authorization": "Bearer " + key, "Accept-Encoding": "gzip"})
+	run := func() {
+		ctx.Response.Reset()
+		g.Handler(ctx)
+	}
+	run()
+	if ctx.Response.StatusCode() != 200 || string(ctx.Response.Header.Peek("X-Cache")) != "HIT" ||
+		string(ctx.Response.Header.Peek("Content-Encoding")) != "gzip" {
+		t.Fatalf("%d %s %s", ctx.Response.StatusCode(), ctx.Response.Header.Peek("X-Cache"), ctx.Response.Body())
+	}
+	// fasthttp/router copies path parameters (the site) for every match;
+	// the request path adds nothing to that.
+	base := routerAllocs(t, path+"?page=2")
+	if n := testing.AllocsPerRun(200, run); n > base {
+		t.Errorf("hit path: %v allocations per request, the router alone makes %v", n, base)
+	}
+	t.Logf("hit path: %v allocations per request, all of them the router's", base)
+	// The rejections are cheap too.
+	bad := request("GET", path, map[string]string{"Authorization": "Bearer lgk_nope"})
+	if n := testing.AllocsPerRun(200, func() { bad.Response.Reset(); g.Handler(bad) }); n > base {
+		t.Errorf("offline rejection: %v allocations", n)
+	}
+	if bad.Response.StatusCode() != 401 {
+		t.Errorf("bad key: %d", bad.Response.StatusCode())
+	}
+}
+
+// routerAllocs is what route matching alone allocates for uri.
+func routerAllocs(tb testing.TB, uri string) float64 {
+	tb.Helper()
+	r := router.New()
+	for _, rt := range routes {
+		r.Handle(rt.method, rt.path, func(*fasthttp.RequestCtx) {})
+	}
+	ctx := request("GET", uri, nil)
+	return testing.AllocsPerRun(200, func() { r.Handler(ctx) })
+}
+
+func TestGatewayChecksInOrder(t *testing.T) {
+	key := mustKey(t)
+	g, cache := newTestGateway(t, key, 60)
+	path := "/v1/sites/" + testSite + "/listings"
+	k := cache.AppendKey(nil, []byte(testSite), []byte(path), nil)
+	cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), []byte(`{"data":[]}`), time.Now())
+	for name, tc := range map[string]struct {
+		method, uri string
+		hdr         map[string]string
+		status      int
+		xcache      string
+	}{
+		"hit":         {"GET", path, map[string]string{"X-API-Key": key}, 200, "HIT"},
+		"304":         {"GET", path, map[string]string{"X-API-Key": key, "If-None-Match": `W/"e"`}, 304, "HIT"},
+		"no key":      {"GET", path, nil, 401, ""},
+		"other site":  {"GET", "/v1/sites/6f1c2a8e-0000-4000-8000-0000000000bb/listings", map[string]string{"X-API-Key": key}, 403, ""},
+		"scope":       {"POST", "/v1/leads", map[string]string{"X-API-Key": key}, 403, ""},
+		"unknown":     {"GET", "/v1/other", map[string]string{"X-API-Key": key}, 404, ""},
+		"method":      {"PUT", path, map[string]string{"X-API-Key": key}, 405, ""},
+		"origin down": {"GET", path + "?page=3", map[string]string{"X-API-Key": key}, 503, "MISS"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := request(tc.method, tc.uri, tc.hdr)
+			g.Handler(ctx)
+			if ctx.Response.StatusCode() != tc.status || string(ctx.Response.Header.Peek("X-Cache")) != tc.xcache {
+				t.Errorf("%d X-Cache %q: %s", ctx.Response.StatusCode(), ctx.Response.Header.Peek("X-Cache"), ctx.Response.Body())
+			}
+			limited := len(ctx.Response.Header.Peek("X-RateLimit-Limit")) > 0
+			if want := tc.status != 401 && tc.status != 404 && tc.status != 405 && tc.status != 403; limited != want {
+				t.Errorf("rate-limit headers present=%v, want %v", limited, want)
+			}
+		})
+	}
+}
+
+func FuzzParseCredential(f *testing.F) {
+	k := "lgk_" + "abcdefghijklmnopqrstuvwxyz0123" + "000000"
+	f.Add("Bearer "+k, "")
+	f.Add("", k)
+	f.Add("bearer  "+k+" ", k)
+	f.Add("Basic abc", "")
+	f.Add("Bearer", "x")
+	f.Fuzz(func(t *testing.T, auth, apiKey string) {
+		key, e := parseCredential([]byte(auth), []byte(apiKey))
+		if (key == nil) == (e == nil) {
+			t.Fatalf("key %q and error %v", key, e)
+		}
+		if e == nil && (len(key) == 0 || (len(apiKey) > 0 && string(key) != string(trim(apiKey)))) {
+			t.Fatalf("accepted %q from %q / %q", key, auth, apiKey)
+		}
+	})
+}
+
+func trim(s string) []byte {
+	b := []byte(s)
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r' || b[0] == '\v' || b[0] == '\f') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == '\v' || b[len(b)-1] == '\f') {
+		b = b[:len(b)-1]
+	}
+	return b
+}

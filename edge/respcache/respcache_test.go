@@ -1,0 +1,117 @@
+package respcache
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCanonicalQuery(t *testing.T) {
+	for name, tc := range map[string]struct{ in, want string }{
+		"empty":         {"", ""},
+		"one":           {"status=sold", "status=sold"},
+		"sorted":        {"type=rental&min_price=5&status=current", "min_price=5&status=current&type=rental"},
+		"defaults gone": {"page=1&per_page=20&sort=price", "sort=price"},
+		"page 2 stays":  {"page=2&per_page=20", "page=2"},
+		"empty params":  {"&&a=1&", "a=1"},
+		"same name":     {"b=2&a=2&a=1", "a=1&a=2&b=2"},
+		"encoding kept": {"q=main+rd&suburb=St%20Kilda", "q=main+rd&suburb=St%20Kilda"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := string(AppendCanonicalQuery(nil, []byte(tc.in))); got != tc.want {
+				t.Errorf("%q → %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+	long := strings.Repeat("a=1&", 20)
+	if got := AppendCanonicalQuery(nil, []byte(long)); len(got) == 0 {
+		t.Error("a long query lost")
+	}
+	buf := make([]byte, 0, 256)
+	if n := testing.AllocsPerRun(100, func() { buf = AppendCanonicalQuery(buf[:0], []byte("type=rental&min_price=5&status=current")) }); n != 0 {
+		t.Errorf("%v allocations", n)
+	}
+}
+
+func TestParseCacheControl(t *testing.T) {
+	cc := ParseCacheControl([]byte("private, max-age=60, stale-while-revalidate=300, stale-if-error=86400"))
+	if cc.MaxAge != time.Minute || cc.SWR != 5*time.Minute || cc.SIE != 24*time.Hour || cc.NoStore {
+		t.Errorf("%+v", cc)
+	}
+	for _, h := range []string{"no-store", "max-age=60, no-cache", "max-age=-1", "max-age=abc"} {
+		cc := ParseCacheControl([]byte(h))
+		if !cc.NoStore && cc.MaxAge > 0 {
+			t.Errorf("%q parsed as cacheable: %+v", h, cc)
+		}
+	}
+}
+
+func TestPutGetStatesAndInvalidation(t *testing.T) {
+	c, err := New(Options{MaxBytes: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	now := time.Now()
+	body := []byte(strings.Repeat(`{"listing":"a family home near parks"},`, 100))
+	key := c.AppendKey(nil, []byte("site-a"), []byte("/v1/sites/site-a/listings"), []byte("sort=price&page=1"))
+	e := c.Put(key, 200, []byte("application/json"), []byte("max-age=60, stale-while-revalidate=30, stale-if-error=600"), []byte(`"e1"`), body, now)
+	if e == nil || e.Gzip == nil || len(e.Gzip) >= len(body) {
+		t.Fatalf("entry %+v", e)
+	}
+	zr, _ := gzip.NewReader(bytes.NewReader(e.Gzip))
+	if unz, _ := io.ReadAll(zr); !bytes.Equal(unz, body) {
+		t.Fatal("gzip variant is not the body")
+	}
+	got, ok := c.Get(c.AppendKey(nil, []byte("site-a"), []byte("/v1/sites/site-a/listings"), []byte("page=1&sort=price")))
+	if !ok || got != e {
+		t.Fatal("reordered query missed")
+	}
+	for age, want := range map[time.Duration]State{0: Fresh, 70 * time.Second: Stale, 100 * time.Second: Expired, 700 * time.Second: Dead} {
+		if s := e.State(now.Add(age)); s != want {
+			t.Errorf("at %v: state %v, want %v", age, s, want)
+		}
+	}
+	if !e.StartRefresh() || e.StartRefresh() {
+		t.Error("StartRefresh is not once")
+	}
+	for _, cc := range []string{"no-store", ""} {
+		if c.Put([]byte("k"+cc), 200, nil, []byte(cc), nil, body, now) != nil {
+			t.Errorf("stored with Cache-Control %q", cc)
+		}
+	}
+	if c.Put([]byte("k500"), 500, nil, []byte("max-age=60"), nil, body, now) != nil {
+		t.Error("stored a 500")
+	}
+	other := c.AppendKey(nil, []byte("site-b"), []byte("/x"), nil)
+	c.Put(other, 200, nil, []byte("max-age=60"), nil, body, now)
+	c.Invalidate("site-a")
+	if _, ok := c.Get(c.AppendKey(nil, []byte("site-a"), []byte("/v1/sites/site-a/listings"), []byte("sort=price"))); ok {
+		t.Error("invalidated site still hits")
+	}
+	if _, ok := c.Get(c.AppendKey(nil, []byte("site-b"), []byte("/x"), nil)); !ok {
+		t.Error("another site's entry was invalidated")
+	}
+}
+
+func TestFlightCollapses(t *testing.T) {
+	c, _ := New(Options{})
+	defer c.Close()
+	f, leader := c.Join([]byte("k"))
+	g, second := c.Join([]byte("k"))
+	if !leader || second || f != g {
+		t.Fatal("second join led its own flight")
+	}
+	e := &Entry{Status: 200}
+	c.Finish([]byte("k"), f, e)
+	<-g.Done()
+	if g.Entry != e {
+		t.Error("follower did not get the leader's entry")
+	}
+	if _, leader := c.Join([]byte("k")); !leader {
+		t.Error("finished flight still joined")
+	}
+}

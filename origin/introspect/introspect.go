@@ -1,0 +1,166 @@
+// Package introspect is the origin's key introspection endpoint, POST
+// /internal/v1/keys/introspect: the edge sends the SHA-256 of an API key it
+// has not cached and learns whether the key is live, its key and site ids,
+// scopes, the site's plan and rate limit, and how long it may cache the
+// answer. Only the edge may call it (internal token, see origin/edgeauth).
+//
+// Introspection also records that a key is in use: last_used_at is written at
+// most once a minute per key, by a guarded UPDATE in the same statement as
+// the look-up.
+package introspect
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/listgate/listgate/origin/api"
+	"github.com/listgate/listgate/origin/edgeauth"
+	"github.com/listgate/listgate/origin/store"
+	"github.com/listgate/listgate/pkg/apierror"
+	"github.com/listgate/listgate/pkg/apikey"
+	"github.com/listgate/listgate/pkg/model"
+)
+
+// Path is the route the service mounts.
+const Path = "/internal/v1/keys/introspect"
+
+// maxBody bounds the request body; a valid one is under 100 bytes.
+const maxBody = 4 << 10
+
+// Config holds what New needs.
+type Config struct {
+	DB *store.DB
+	// TTL is how long the edge may cache an answer (ttl_seconds), positive
+	// or negative. Zero: 30 s. Revocations reach edges faster through the
+	// event stream; the TTL bounds staleness when the stream is down.
+	TTL time.Duration
+}
+
+// Service answers introspection requests. Safe for concurrent use.
+type Service struct {
+	db  *store.DB
+	ttl int
+}
+
+var _ api.Mounter = (*Service)(nil)
+
+// New returns the introspection service.
+func New(cfg Config) *Service {
+	ttl := cfg.TTL
+	if ttl <= 0 {
+		ttl = 30 * time.Second
+	}
+	return &Service{db: cfg.DB, ttl: max(1, int(ttl/time.Second))}
+}
+
+// Mount registers POST /internal/v1/keys/introspect.
+func (s *Service) Mount(handle func(pattern string, h api.HandlerFunc)) {
+	handle("POST "+Path, s.introspect)
+}
+
+// introspect answers 200 with model.Introspection for a well-formed request
+// from the edge: active for a live key, {"active": false} for an unknown or
+// revoked one. 401 without the internal token, 422 for a malformed body.
+func (s *Service) introspect(w http.ResponseWriter, r *http.Request) error {
+	if err := edgeauth.Require(r); err != nil {
+		return err
+	}
+	hash, err := decodeRequest(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		return err
+	}
+	var (
+		out     model.Introspection
+		scopes  []string
+		revoked bool
+		plan    string
+	)
+	// One round trip: the look-up, and last_used_at when it is a minute old
+	// (or unset) on a live key. A data-modifying WITH runs whether or not the
+	// main query reads it; its guard makes it a no-op most of the time.
+	err = s.db.Pool.QueryRow(r.Context(), `
+		WITH touch AS (
+			UPDATE api_keys SET last_used_at = now()
+			WHERE key_hash = $1 AND revoked_at IS NULL
+			  AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+		)
+		SELECT k.id, k.site_id, k.scopes, k.revoked_at IS NOT NULL, s.plan
+		FROM api_keys k JOIN sites s ON s.id = k.site_id
+		WHERE k.key_hash = $1`, hash[:]).Scan(&out.KeyID, &out.SiteID, &scopes, &revoked, &plan)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return writeAnswer(w, model.Introspection{Active: false})
+	case err != nil:
+		return fmt.Errorf("introspect: look up key: %w", err)
+	case revoked:
+		return writeAnswer(w, model.Introspection{Active: false})
+	}
+	sc, err := apikey.ParseScopeList(scopes)
+	if err != nil {
+		return fmt.Errorf("introspect: key %s: %w", out.KeyID, err)
+	}
+	p, err := model.ParsePlan(plan)
+	if err != nil {
+		return fmt.Errorf("introspect: site %s: %w", out.SiteID, err)
+	}
+	limit := p.Limit()
+	out.Active, out.Scopes, out.Plan, out.Limit, out.TTLSeconds = true, sc.Names(), p, &limit, s.ttl
+	return writeAnswer(w, out)
+}
+
+// decodeRequest reads {"key_hash": "<64 hex>"} strictly: one JSON object,
+// no other field, nothing after it.
+func decodeRequest(body io.Reader) ([32]byte, error) {
+	var hash [32]byte
+	var req struct {
+		KeyHash *string `json:"key_hash"`
+	}
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return hash, err
+		}
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field == "key_hash" {
+			return hash, apierror.InvalidField("key_hash", "must be a string")
+		}
+		return hash, apierror.InvalidField("body", "malformed JSON, or a field other than key_hash")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return hash, err
+		}
+		return hash, apierror.InvalidField("body", "unexpected data after the JSON object")
+	}
+	if req.KeyHash == nil {
+		return hash, apierror.InvalidField("key_hash", "required")
+	}
+	if len(*req.KeyHash) != 2*len(hash) {
+		return hash, apierror.InvalidField("key_hash", "must be 64 hexadecimal characters (the SHA-256 of the key)")
+	}
+	if _, err := hex.Decode(hash[:], []byte(*req.KeyHash)); err != nil {
+		return hash, apierror.InvalidField("key_hash", "must be 64 hexadecimal characters (the SHA-256 of the key)")
+	}
+	return hash, nil
+}
+
+// writeAnswer writes a 200 that no cache between origin and edge may keep.
+func writeAnswer(w http.ResponseWriter, v model.Introspection) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

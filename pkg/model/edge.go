@@ -1,0 +1,70 @@
+package model
+
+// This file holds the wire types of the origin's internal API, the one only
+// edges call (with the internal token): key introspection and the event
+// stream.
+
+// Introspection is the answer of POST /internal/v1/keys/introspect. For an
+// unknown or revoked key only Active (false) is set and every other field is
+// omitted; the edge may cache that negative answer briefly.
+type Introspection struct {
+	Active bool   `json:"active"`
+	KeyID  string `json:"key_id,omitempty"`
+	SiteID string `json:"site_id,omitempty"`
+	// Scopes are the key's scope names in canonical order, e.g.
+	// ["listings:read", "agents:read"].
+	Scopes []string `json:"scopes,omitempty"`
+	Plan   Plan     `json:"plan,omitempty"`
+	// Limit is the site's requests per minute (Plan.Limit); 0 means
+	// unlimited. Present whenever Active is true.
+	Limit *int `json:"limit,omitempty"`
+	// TTLSeconds is how long the edge may cache this answer.
+	TTLSeconds int `json:"ttl_seconds,omitempty"`
+}
+
+// IntrospectionRequest is the body of POST /internal/v1/keys/introspect:
+// the hex SHA-256 of the key (64 characters). The edge never sends the key.
+type IntrospectionRequest struct {
+	KeyHash string `json:"key_hash"`
+}
+
+// Event types of GET /internal/v1/events (the SSE `event:` field). Every
+// event's data is a JSON object with at least "site_id".
+const (
+	// EventKeyRevoked carries KeyRevoked: drop the key from the key cache.
+	EventKeyRevoked = "key.revoked"
+	// EventKeyChanged carries at least key_id and site_id: drop the key.
+	EventKeyChanged = "key.changed"
+	// EventPlanChanged carries PlanChanged: apply the new limit.
+	EventPlanChanged = "site.plan_changed"
+	// EventContentChanged carries ContentChanged: invalidate the site's
+	// cached responses.
+	EventContentChanged = "site.content_changed"
+	// EventReset has no payload to act on: the stream could not continue
+	// from the Last-Event-ID the client sent, so the client must purge
+	// everything it cached from earlier events.
+	EventReset = "reset"
+)
+
+// KeyRevoked is the data of a key.revoked event.
+type KeyRevoked struct {
+	KeyID  string `json:"key_id"`
+	SiteID string `json:"site_id"`
+	// KeyHash is the hex SHA-256 of the key, the edge's key cache index.
+	KeyHash string `json:"key_hash"`
+}
+
+// PlanChanged is the data of a site.plan_changed event.
+type PlanChanged struct {
+	SiteID string `json:"site_id"`
+	Plan   Plan   `json:"plan"`
+	// Limit is the new requests per minute; 0 means unlimited.
+	Limit int `json:"limit"`
+}
+
+// ContentChanged is the data of a site.content_changed event; other fields
+// (reason, counts) are informative.
+type ContentChanged struct {
+	SiteID string `json:"site_id"`
+	Reason string `json:"reason,omitempty"`
+}
