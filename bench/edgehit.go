@@ -68,13 +68,13 @@ func benchEdgeHit(args []string) error {
 	}
 	const token = "bench-internal-token-0123456789abcdef0123"
 	origin, err := startProcess(originBin, []string{"LISTGATE_DATABASE_URL=" + dbURL,
-		"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0", "LISTGATE_LOG_LEVEL=warn"}, "serve")
+		"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0"}, "serve")
 	if err != nil {
 		return err
 	}
 	defer origin.stop()
 	edge, err := startProcess(edgeBin, []string{"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_EDGE_ADDR=127.0.0.1:0",
-		"LISTGATE_ORIGIN_URL=http://" + origin.addr, "LISTGATE_LOG_LEVEL=warn"})
+		"LISTGATE_ORIGIN_URL=http://" + origin.addr})
 	if err != nil {
 		return err
 	}
@@ -152,6 +152,9 @@ func startNginx(dir string, body []byte) (*nginxProcess, error) {
 	if err != nil {
 		bin = "/usr/sbin/nginx"
 	}
+	// nginx's workers run as an unprivileged user when started as root:
+	// they must be able to read the file.
+	os.Chmod(dir, 0o755)
 	root := filepath.Join(dir, "nginx")
 	os.MkdirAll(filepath.Join(root, "html"), 0o755)
 	os.MkdirAll(filepath.Join(root, "logs"), 0o755)

@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/listgate/listgate/origin/api"
-	"github.com/listgate/listgate/origin/edgeauth"
 	"github.com/listgate/listgate/origin/events"
 	"github.com/listgate/listgate/origin/ingest"
 	"github.com/listgate/listgate/origin/introspect"
@@ -103,9 +102,7 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 	}
 	defer waitWorkers()
 	hs := &http.Server{
-		// edgeauth marks requests carrying the internal token before the
-		// API's identify middleware strips it; the internal routes need it.
-		Handler:           edgeauth.Middleware(cfg.InternalToken)(srv.Handler()),
+		Handler:           srv.Handler(),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,

@@ -37,6 +37,7 @@ const (
 	requestIDKey ctxKey = iota
 	identityKey
 	clientIPKey
+	fromEdgeKey
 )
 
 // Identity is who a request comes from, as vouched for by the edge.
@@ -56,6 +57,22 @@ func RequestID(ctx context.Context) string {
 func IdentityFrom(ctx context.Context) (Identity, bool) {
 	id, ok := ctx.Value(identityKey).(Identity)
 	return id, ok
+}
+
+// FromEdge reports whether the request carried the internal token: it came
+// from an edge (or another part of Listgate that holds the token).
+func FromEdge(ctx context.Context) bool {
+	ok, _ := ctx.Value(fromEdgeKey).(bool)
+	return ok
+}
+
+// RequireEdge is nil for a request from the edge and an UNAUTHORIZED error
+// otherwise: the guard of the internal routes (/internal/v1/…).
+func RequireEdge(r *http.Request) error {
+	if FromEdge(r.Context()) {
+		return nil
+	}
+	return apierror.Unauthorized("internal token required")
 }
 
 // ClientIP is the request's client address: the one the edge vouched for
@@ -202,6 +219,7 @@ func (s *Server) identify(next http.Handler) http.Handler {
 			r.Header.Del(h)
 		}
 		if trusted {
+			r = r.WithContext(context.WithValue(r.Context(), fromEdgeKey, true))
 			if ip, err := netip.ParseAddr(clientIP); err == nil {
 				r = r.WithContext(context.WithValue(r.Context(), clientIPKey, ip.String()))
 			}

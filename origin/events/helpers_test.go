@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/listgate/listgate/origin/api"
-	"github.com/listgate/listgate/origin/edgeauth"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/apikey"
@@ -62,7 +61,7 @@ func newOrigin(tb testing.TB, url string, cfg Config, tune ...func(*Hub, *httpte
 		tb.Fatal(err)
 	}
 	srv := api.New(api.Config{DB: db, Log: cfg.Log, InternalToken: token, Mounts: []api.Mounter{o.hub}})
-	o.srv = httptest.NewUnstartedServer(edgeauth.Middleware(token)(srv.Handler()))
+	o.srv = httptest.NewUnstartedServer(srv.Handler())
 	for _, f := range tune {
 		f(o.hub, o.srv)
 	}
@@ -114,7 +113,7 @@ type sse struct {
 // dial opens the stream with Last-Event-ID lastID ("" for none).
 func (o *origin) dial(tb testing.TB, lastID string) *sse {
 	tb.Helper()
-	hdr := http.Header{edgeauth.Header: {token}}
+	hdr := http.Header{api.HeaderInternalToken: {token}}
 	if lastID != "" {
 		hdr.Set("Last-Event-ID", lastID)
 	}

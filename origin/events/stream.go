@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/listgate/listgate/origin/api"
-	"github.com/listgate/listgate/origin/edgeauth"
 	"github.com/listgate/listgate/pkg/apierror"
 )
 
@@ -41,7 +40,7 @@ func (h *Hub) Mount(handle func(pattern string, h api.HandlerFunc)) {
 // otherwise a stream that lasts until the client leaves, falls too far
 // behind, or the origin shuts down.
 func (h *Hub) serveStream(w http.ResponseWriter, r *http.Request) error {
-	if err := edgeauth.Require(r); err != nil {
+	if err := api.RequireEdge(r); err != nil {
 		return err
 	}
 	from, resume, err := lastEventID(r)

@@ -16,7 +16,6 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/listgate/listgate/origin/api"
-	"github.com/listgate/listgate/origin/edgeauth"
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/model"
@@ -24,8 +23,8 @@ import (
 
 func TestStreamRequests(t *testing.T) {
 	o := newTestOrigin(t, fast())
-	// The API without edgeauth's middleware in front: it must fail closed.
-	bare := api.New(api.Config{DB: o.db, InternalToken: token, Log: slog.New(slog.DiscardHandler),
+	// An origin that holds another token refuses this one.
+	bare := api.New(api.Config{DB: o.db, InternalToken: "another-origin-token-0123456789abcdef", Log: slog.New(slog.DiscardHandler),
 		Mounts: []api.Mounter{o.hub}}).Handler()
 	for name, tc := range map[string]struct {
 		h      http.Handler
@@ -35,17 +34,17 @@ func TestStreamRequests(t *testing.T) {
 		status int
 		code   string
 	}{
-		"no token":              {nil, "GET", Path, nil, 401, "UNAUTHORIZED"},
-		"wrong token":           {nil, "GET", Path, map[string]string{edgeauth.Header: token + "x"}, 401, "UNAUTHORIZED"},
-		"token, no middleware":  {bare, "GET", Path, map[string]string{edgeauth.Header: token}, 401, "UNAUTHORIZED"},
-		"malformed header":      {nil, "GET", Path, map[string]string{edgeauth.Header: token, "Last-Event-ID": "abc"}, 422, "VALIDATION_ERROR"},
-		"negative header":       {nil, "GET", Path, map[string]string{edgeauth.Header: token, "Last-Event-ID": "-1"}, 422, "VALIDATION_ERROR"},
-		"huge header":           {nil, "GET", Path, map[string]string{edgeauth.Header: token, "Last-Event-ID": "99999999999999999999"}, 422, "VALIDATION_ERROR"},
-		"malformed query":       {nil, "GET", Path + "?last_event_id=1.5", map[string]string{edgeauth.Header: token}, 422, "VALIDATION_ERROR"},
-		"wrong method":          {nil, "POST", Path, map[string]string{edgeauth.Header: token}, 405, "METHOD_NOT_ALLOWED"},
-		"head":                  {nil, "HEAD", Path, map[string]string{edgeauth.Header: token}, 200, ""},
-		"head without a token":  {nil, "HEAD", Path, nil, 401, ""},
-		"wrong method no token": {nil, "DELETE", Path, nil, 405, "METHOD_NOT_ALLOWED"},
+		"no token":               {nil, "GET", Path, nil, 401, "UNAUTHORIZED"},
+		"wrong token":            {nil, "GET", Path, map[string]string{api.HeaderInternalToken: token + "x"}, 401, "UNAUTHORIZED"},
+		"another origin's token": {bare, "GET", Path, map[string]string{api.HeaderInternalToken: token}, 401, "UNAUTHORIZED"},
+		"malformed header":       {nil, "GET", Path, map[string]string{api.HeaderInternalToken: token, "Last-Event-ID": "abc"}, 422, "VALIDATION_ERROR"},
+		"negative header":        {nil, "GET", Path, map[string]string{api.HeaderInternalToken: token, "Last-Event-ID": "-1"}, 422, "VALIDATION_ERROR"},
+		"huge header":            {nil, "GET", Path, map[string]string{api.HeaderInternalToken: token, "Last-Event-ID": "99999999999999999999"}, 422, "VALIDATION_ERROR"},
+		"malformed query":        {nil, "GET", Path + "?last_event_id=1.5", map[string]string{api.HeaderInternalToken: token}, 422, "VALIDATION_ERROR"},
+		"wrong method":           {nil, "POST", Path, map[string]string{api.HeaderInternalToken: token}, 405, "METHOD_NOT_ALLOWED"},
+		"head":                   {nil, "HEAD", Path, map[string]string{api.HeaderInternalToken: token}, 200, ""},
+		"head without a token":   {nil, "HEAD", Path, nil, 401, ""},
+		"wrong method no token":  {nil, "DELETE", Path, nil, 405, "METHOD_NOT_ALLOWED"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := tc.h
@@ -200,7 +199,7 @@ func TestResume(t *testing.T) {
 	for name, dial := range map[string]func(last string) *sse{
 		"header": func(last string) *sse { return o.dial(t, last) },
 		"query": func(last string) *sse {
-			return dialURL(t, o.srv.URL+Path+"?last_event_id="+last, http.Header{edgeauth.Header: {token}})
+			return dialURL(t, o.srv.URL+Path+"?last_event_id="+last, http.Header{api.HeaderInternalToken: {token}})
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -367,7 +366,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 	}
 	resp.Body.Close()
 	req, _ := http.NewRequest("GET", o.srv.URL+Path, nil)
-	req.Header.Set(edgeauth.Header, token)
+	req.Header.Set(api.HeaderInternalToken, token)
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

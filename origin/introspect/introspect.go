@@ -2,7 +2,7 @@
 // /internal/v1/keys/introspect: the edge sends the SHA-256 of an API key it
 // has not cached and learns whether the key is live, its key and site ids,
 // scopes, the site's plan and rate limit, and how long it may cache the
-// answer. Only the edge may call it (internal token, see origin/edgeauth).
+// answer. Only the edge may call it (internal token, see api.RequireEdge).
 //
 // Introspection also records that a key is in use: last_used_at is written at
 // most once a minute per key, by a guarded UPDATE in the same statement as
@@ -21,7 +21,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/listgate/listgate/origin/api"
-	"github.com/listgate/listgate/origin/edgeauth"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/apikey"
@@ -69,7 +68,7 @@ func (s *Service) Mount(handle func(pattern string, h api.HandlerFunc)) {
 // from the edge: active for a live key, {"active": false} for an unknown or
 // revoked one. 401 without the internal token, 422 for a malformed body.
 func (s *Service) introspect(w http.ResponseWriter, r *http.Request) error {
-	if err := edgeauth.Require(r); err != nil {
+	if err := api.RequireEdge(r); err != nil {
 		return err
 	}
 	hash, err := decodeRequest(http.MaxBytesReader(w, r.Body, maxBody))

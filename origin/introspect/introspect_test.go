@@ -15,7 +15,6 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/listgate/listgate/origin/api"
-	"github.com/listgate/listgate/origin/edgeauth"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/apikey"
@@ -37,7 +36,7 @@ func newEnv(tb testing.TB) *env {
 	db := storetest.NewDB(tb)
 	srv := api.New(api.Config{DB: db, InternalToken: token, Log: slog.New(slog.DiscardHandler),
 		Mounts: []api.Mounter{New(Config{DB: db})}})
-	return &env{db: db, h: edgeauth.Middleware(token)(srv.Handler())}
+	return &env{db: db, h: srv.Handler()}
 }
 
 // post sends body to the endpoint with the internal token (unless hdr says
@@ -46,7 +45,7 @@ func (e *env) post(tb testing.TB, body string, hdr map[string]string) (*http.Res
 	tb.Helper()
 	req := httptest.NewRequest("POST", Path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(edgeauth.Header, token)
+	req.Header.Set(api.HeaderInternalToken, token)
 	for k, v := range hdr {
 		if v == "" {
 			req.Header.Del(k)
@@ -159,8 +158,8 @@ func TestIntrospectRejects(t *testing.T) {
 		code   string
 		field  string // the details key of a VALIDATION_ERROR
 	}{
-		"no token":          {good, map[string]string{edgeauth.Header: ""}, 401, "UNAUTHORIZED", ""},
-		"wrong token":       {good, map[string]string{edgeauth.Header: token[:len(token)-1] + "X"}, 401, "UNAUTHORIZED", ""},
+		"no token":          {good, map[string]string{api.HeaderInternalToken: ""}, 401, "UNAUTHORIZED", ""},
+		"wrong token":       {good, map[string]string{api.HeaderInternalToken: token[:len(token)-1] + "X"}, 401, "UNAUTHORIZED", ""},
 		"not JSON":          {`key_hash=` + hexHash, nil, 422, "VALIDATION_ERROR", "body"},
 		"empty body":        {``, nil, 422, "VALIDATION_ERROR", "body"},
 		"array":             {`["` + hexHash + `"]`, nil, 422, "VALIDATION_ERROR", "body"},
@@ -175,7 +174,7 @@ func TestIntrospectRejects(t *testing.T) {
 		"trailing data":     {good + `{}`, nil, 422, "VALIDATION_ERROR", "body"},
 		"trailing garbage":  {good + `x`, nil, 422, "VALIDATION_ERROR", "body"},
 		"body over 4 KiB":   {`{"key_hash": "` + strings.Repeat("a", 5000) + `"}`, nil, 413, "PAYLOAD_TOO_LARGE", ""},
-		"identity, no auth": {good, map[string]string{edgeauth.Header: "", api.HeaderSite: "x", api.HeaderKeyID: "y"}, 401, "UNAUTHORIZED", ""},
+		"identity, no auth": {good, map[string]string{api.HeaderInternalToken: "", api.HeaderSite: "x", api.HeaderKeyID: "y"}, 401, "UNAUTHORIZED", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			resp, body := e.post(t, tc.body, tc.hdr)
@@ -203,7 +202,7 @@ func TestIntrospectRejects(t *testing.T) {
 	t.Run("GET", func(t *testing.T) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("GET", Path, nil)
-		req.Header.Set(edgeauth.Header, token)
+		req.Header.Set(api.HeaderInternalToken, token)
 		e.h.ServeHTTP(rec, req)
 		if rec.Code != 405 || rec.Header().Get("Allow") != "POST" {
 			t.Fatalf("GET = %d Allow %q", rec.Code, rec.Header().Get("Allow"))

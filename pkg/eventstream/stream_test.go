@@ -16,7 +16,6 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/listgate/listgate/origin/api"
-	"github.com/listgate/listgate/origin/edgeauth"
 	"github.com/listgate/listgate/origin/events"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
@@ -50,8 +49,7 @@ func newOrigin(tb testing.TB) *origin {
 		tb.Fatal(err)
 	}
 	o := &origin{db: db, hub: hub}
-	h := edgeauth.Middleware(token)(api.New(api.Config{DB: db, Log: log, InternalToken: token,
-		Mounts: []api.Mounter{hub}}).Handler())
+	h := api.New(api.Config{DB: db, Log: log, InternalToken: token, Mounts: []api.Mounter{hub}}).Handler()
 	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
 		o.resumes = append(o.resumes, r.Header.Get("Last-Event-ID"))
