@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
 	"github.com/listgate/listgate/edge/gateway"
@@ -86,6 +87,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	registerCacheMetrics(keys, cache)
 	if _, err := followEvents(ctx, cfg, keys, cache, log); err != nil {
 		return err
 	}
@@ -122,4 +124,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	err = srv.ShutdownWithContext(sctx)
 	log.Info("stopped")
 	return err
+}
+
+// registerCacheMetrics exposes the key and response caches' hit counts;
+// the hit ratio is hits / (hits + misses).
+func registerCacheMetrics(keys *keycache.Cache, cache *respcache.Cache) {
+	metrics.NewGauge(`edge_key_cache_hits_total`, func() float64 { h, _ := keys.Stats(); return float64(h) })
+	metrics.NewGauge(`edge_key_cache_misses_total`, func() float64 { _, m := keys.Stats(); return float64(m) })
+	metrics.NewGauge(`edge_response_cache_hits_total`, func() float64 { h, _, _ := cache.Stats(); return float64(h) })
+	metrics.NewGauge(`edge_response_cache_misses_total`, func() float64 { _, m, _ := cache.Stats(); return float64(m) })
+	metrics.NewGauge(`edge_response_cache_stale_total`, func() float64 { _, _, s := cache.Stats(); return float64(s) })
 }

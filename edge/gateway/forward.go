@@ -63,6 +63,7 @@ func (g *Gateway) exchange(ctx *fasthttp.RequestCtx, rt *route, req *fasthttp.Re
 // (info nil: a public route), the internal token, request id and client IP.
 func (g *Gateway) prepare(req *fasthttp.Request, info *keycache.Info, reqID []byte, ip netip.Addr) {
 	h := &req.Header
+	req.URI().SetHost(g.origin.Addr)
 	for _, name := range hopHeaders {
 		h.Del(name)
 	}

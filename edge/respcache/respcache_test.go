@@ -115,3 +115,19 @@ func TestFlightCollapses(t *testing.T) {
 		t.Error("finished flight still joined")
 	}
 }
+
+func FuzzCanonicalQuery(f *testing.F) {
+	for _, s := range []string{"", "a=1", "type=rental&min_price=5&page=1", "&&", "q=main+rd&sort=price&per_page=20"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		once := AppendCanonicalQuery(nil, []byte(raw))
+		twice := AppendCanonicalQuery(nil, once)
+		if string(once) != string(twice) {
+			t.Fatalf("not idempotent: %q → %q → %q", raw, once, twice)
+		}
+		if len(once) > len(raw) {
+			t.Fatalf("grew: %q → %q", raw, once)
+		}
+	})
+}
