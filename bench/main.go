@@ -6,6 +6,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/listgate/listgate/pkg/apikey"
 	"os"
 	"runtime"
 	"sort"
@@ -55,3 +56,13 @@ func names() []string {
 }
 
 func runtimeCPUs() int { return runtime.NumCPU() }
+
+// mustUnknownKey is a well-formed key (prefix and checksum right) that no
+// site has.
+func mustUnknownKey() string {
+	k, err := apikey.Generate()
+	if err != nil {
+		panic(err)
+	}
+	return k
+}

@@ -29,7 +29,15 @@ var (
 // runWrk runs wrk for d with the given connections and headers (bounded in
 // time; wrk stops itself).
 func runWrk(ctx context.Context, name, url string, d time.Duration, conns int, headers []string) (wrkResult, error) {
+	return runWrkScript(ctx, name, url, d, conns, headers, "")
+}
+
+// runWrkScript is runWrk with a Lua script (wrk -s) when script is not "".
+func runWrkScript(ctx context.Context, name, url string, d time.Duration, conns int, headers []string, script string) (wrkResult, error) {
 	args := []string{"-t2", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", int(d.Seconds())), "--latency", "--timeout", "5s"}
+	if script != "" {
+		args = append(args, "-s", script)
+	}
 	for _, h := range headers {
 		args = append(args, "-H", h)
 	}
