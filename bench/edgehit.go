@@ -38,58 +38,23 @@ func benchEdgeHit(args []string) error {
 		}
 	}
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "listgate-bench-")
+	sys, err := startSystem(ctx)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	originBin, edgeBin, err := binaries(dir)
-	if err != nil {
-		return err
-	}
-	pg, err := startBenchPostgres(ctx)
-	if err != nil {
-		return err
-	}
-	defer pg.Close()
-	dbURL := pg.DatabaseURL("bench")
-	if err := cli(ctx, originBin, dbURL, nil, "migrate"); err != nil {
-		return err
-	}
-	var demo struct {
-		Site    struct{ ID string }
-		ReadKey struct{ Key string } `json:"read_key"`
-	}
-	if err := cli(ctx, originBin, dbURL, &demo, "seed", "demo", "--json"); err != nil {
-		return err
-	}
-	if err := cli(ctx, originBin, dbURL, nil, "sites", "set-plan", demo.Site.ID, "enterprise"); err != nil {
-		return err
-	}
-	const token = "bench-internal-token-0123456789abcdef0123"
-	origin, err := startProcess(originBin, []string{"LISTGATE_DATABASE_URL=" + dbURL,
-		"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0"}, "serve")
-	if err != nil {
-		return err
-	}
-	defer origin.stop()
-	edge, err := startProcess(edgeBin, []string{"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_EDGE_ADDR=127.0.0.1:0",
-		"LISTGATE_ORIGIN_URL=http://" + origin.addr})
-	if err != nil {
-		return err
-	}
-	defer edge.stop()
+	defer sys.close()
+	origin, edge := sys.origin, sys.edge
 
 	// About 10 KB: a page of listings with their agents and media.
-	path := "/v1/sites/" + demo.Site.ID + "/listings?per_page=4"
-	page, err := fetch("http://"+edge.addr+path, "Bearer "+demo.ReadKey.Key)
+	path := "/v1/sites/" + sys.siteID + "/listings?per_page=4"
+	page, err := fetch("http://"+edge.addr+path, "Bearer "+sys.readKey)
 	if err != nil {
 		return err
 	}
-	if again, err := fetch("http://"+edge.addr+path, "Bearer "+demo.ReadKey.Key); err != nil || again != page {
+	if again, err := fetch("http://"+edge.addr+path, "Bearer "+sys.readKey); err != nil || again != page {
 		return fmt.Errorf("the edge did not serve the same page twice (%v)", err)
 	}
-	nginx, err := startNginx(dir, []byte(page))
+	nginx, err := startNginx(sys.dir, []byte(page))
 	if err != nil {
 		return err
 	}
@@ -99,10 +64,10 @@ func benchEdgeHit(args []string) error {
 		name, url string
 		headers   []string
 	}{
-		{"edge-hit", "http://" + edge.addr + path, []string{"Authorization: Bearer " + demo.ReadKey.Key}},
+		{"edge-hit", "http://" + edge.addr + path, []string{"Authorization: Bearer " + sys.readKey}},
 		{"nginx-static", "http://" + nginx.addr + "/page.json", nil},
-		{"origin-direct", "http://" + origin.addr + path, []string{"X-Listgate-Internal-Token: " + token,
-			"X-Listgate-Site: " + demo.Site.ID, "X-Listgate-Key-Id: bench", "X-Listgate-Scopes: listings:read"}},
+		{"origin-direct", "http://" + origin.addr + path, []string{"X-Listgate-Internal-Token: " + benchToken,
+			"X-Listgate-Site: " + sys.siteID, "X-Listgate-Key-Id: bench", "X-Listgate-Scopes: listings:read"}},
 	}
 	fmt.Printf("edge-hit: %d-byte listing page, wrk -t2 -c%d -d%v, %d alternating rounds\n", len(page), *conns, *dur, *rounds)
 	best := map[string]wrkResult{}

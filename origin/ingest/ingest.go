@@ -22,6 +22,10 @@ import (
 // BatchSize is how many listings share one transaction.
 const BatchSize = 100
 
+// analyzeAfter is how many changed listings make an import refresh the
+// tables' statistics.
+const analyzeAfter = 200
+
 // Importer imports feeds into one database. Safe for concurrent use; imports
 // into one site take turns batch by batch.
 type Importer struct {
@@ -99,6 +103,14 @@ func (im *Importer) Import(ctx context.Context, siteID string, feed io.Reader, o
 	}
 	if err := flush(); err != nil {
 		return res, err
+	}
+	if c := res.Counts; c.Created+c.Updated+c.Deleted >= analyzeAfter {
+		// A large import changes the tables' statistics faster than
+		// autovacuum catches up; plans made on stale ones (a nested loop
+		// over "one" listing) are what the read API would pay for.
+		if _, err := im.db.Pool.Exec(ctx, `ANALYZE listings, listing_agents, media, agents, inspections`); err != nil {
+			im.log.WarnContext(ctx, "analyze after import", "err", err)
+		}
 	}
 	im.log.InfoContext(ctx, "feed imported", "site_id", site.ID, "bytes", cr.n,
 		"created", res.Counts.Created, "updated", res.Counts.Updated, "unchanged", res.Counts.Unchanged,
