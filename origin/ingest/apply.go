@@ -32,7 +32,10 @@ const (
 // as an error; anything else (connection lost, ctx ended) rolls back the
 // batch and is returned. Counts are added to res only once the batch has
 // committed.
-func (im *Importer) applyBatch(ctx context.Context, siteID string, batch []*reaxml.Listing, res *Result) error {
+// agents caches the ids of the agents an import has upserted, so each is
+// written once per import: upserting one agent per listing would pile up
+// dead row versions that every later lookup of the agent walks.
+func (im *Importer) applyBatch(ctx context.Context, siteID string, batch []*reaxml.Listing, agents map[string]int64, res *Result) error {
 	var counts Counts
 	var errs []ListingError
 	err := im.db.InTx(ctx, func(tx pgx.Tx) error {
@@ -42,7 +45,6 @@ func (im *Importer) applyBatch(ctx context.Context, siteID string, batch []*reax
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7))`, siteID); err != nil {
 			return err
 		}
-		agents := map[string]int64{}
 		for _, l := range batch {
 			id := listingID(l.AgentID, l.UniqueID)
 			sp, err := tx.Begin(ctx)
@@ -86,6 +88,7 @@ func (im *Importer) applyBatch(ctx context.Context, siteID string, batch []*reax
 		return nil
 	})
 	if err != nil {
+		clear(agents) // the batch's new agents were rolled back
 		return fmt.Errorf("ingest: %w", err)
 	}
 	res.Counts.Created += counts.Created

@@ -67,11 +67,12 @@ func (im *Importer) Import(ctx context.Context, siteID string, feed io.Reader, o
 	cr := &countingReader{r: feed}
 	dec := reaxml.NewDecoder(cr, reaxml.Options{Location: loc})
 	batch := make([]*reaxml.Listing, 0, BatchSize)
+	agents := map[string]int64{}
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		err := im.applyBatch(ctx, site.ID, batch, &res)
+		err := im.applyBatch(ctx, site.ID, batch, agents, &res)
 		batch = batch[:0]
 		if opts.Progress != nil {
 			opts.Progress(res.Counts, cr.n)
