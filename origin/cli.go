@@ -34,6 +34,13 @@ commands:
                                             shown once
   oauth-clients list --site SITE_ID [--json]
   oauth-clients revoke CLIENT_ID            also deletes its access tokens
+  pairing approve --user-code CODE --site SITE_ID [--json]
+                                            approve a WordPress pairing (the
+                                            dashboard's approve); prints its home_url
+  pairing deny --user-code CODE [--json]
+  pairing list --site SITE_ID [--json]
+  pairing disconnect --site SITE_ID PAIRING_ID
+                                            revoke a paired WordPress site's key
   import reaxml --site SITE_ID FILE... [--json]
                                             import REAXML feeds (progress on a terminal)
   seed demo [--json]
@@ -108,6 +115,17 @@ func dispatch(ctx context.Context, args []string, e *env) error {
 			return cmdOAuthClientsList(ctx, rest[1:], e)
 		case "revoke":
 			return cmdOAuthClientsRevoke(ctx, rest[1:], e)
+		}
+	case "pairing":
+		switch sub {
+		case "approve":
+			return cmdPairingDecide(ctx, rest[1:], e, true)
+		case "deny":
+			return cmdPairingDecide(ctx, rest[1:], e, false)
+		case "list":
+			return cmdPairingList(ctx, rest[1:], e)
+		case "disconnect":
+			return cmdPairingDisconnect(ctx, rest[1:], e)
 		}
 	case "seed":
 		if sub == "demo" {

@@ -81,8 +81,9 @@ func TestConcurrentMissesMakeOneCall(t *testing.T) {
 	if _, err := c.Lookup(context.Background(), hashOf("a")); err != nil || o.calls.Load() != 1 {
 		t.Errorf("hit went to the origin (%d calls)", o.calls.Load())
 	}
-	if hits, misses := c.Stats(); hits != 1 || misses != 100 {
-		t.Errorf("stats %d hits %d misses", hits, misses)
+	// A goroutine that started after the answer was cached counts as a hit.
+	if hits, misses := c.Stats(); hits+misses != 101 || misses == 0 {
+		t.Errorf("stats %d hits %d misses for 101 lookups", hits, misses)
 	}
 }
 

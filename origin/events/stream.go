@@ -109,7 +109,10 @@ func (h *Hub) open(ctx context.Context, out *streamWriter, from int64, resume bo
 		return from, nil
 	}
 	sent := from
-	for sent < pos {
+	// At least one pass, even when from is the position: the watermark must
+	// be read, or a client resuming from a pruned id at a hub that has not
+	// caught up would miss its reset.
+	for first := true; first || sent < pos; first = false {
 		evs, pruned, err := h.backlog(ctx, sent, pos)
 		if err != nil {
 			return sent, err

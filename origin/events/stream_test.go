@@ -266,6 +266,7 @@ func TestResumeFromPrunedOrUnknownID(t *testing.T) {
 		t.Fatalf("Prune = %d, %v; want 3", n, err)
 	}
 	head := ids[3]
+	awaitPosition(t, o.hub, head)
 	for name, tc := range map[string]struct {
 		last   string
 		reset  string // reason, "" for none
@@ -282,6 +283,7 @@ func TestResumeFromPrunedOrUnknownID(t *testing.T) {
 			if last == "head" {
 				last = head
 			}
+			awaitPosition(t, o.hub, head)
 			s := o.dial(t, last)
 			s.opening(t)
 			live := mustEvents(t, o.db, site.ID, 1)[0]
@@ -388,3 +390,16 @@ func idsOf(fs []frame) []string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// awaitPosition waits until the hub has published the event with id.
+func awaitPosition(tb testing.TB, h *Hub, id string) {
+	tb.Helper()
+	want, _ := strconv.ParseInt(id, 10, 64)
+	deadline := time.Now().Add(10 * time.Second)
+	for h.Position() < want {
+		if time.Now().After(deadline) {
+			tb.Fatalf("hub at %d, never reached %d", h.Position(), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -5,11 +5,10 @@
 // The document describes every route of API.md: the read API, lead
 // submission, pairing, the upload API and the service endpoints. It is
 // checked three ways by tests: it loads and validates with kin-openapi; the
-// routes the origin registers are exactly the routes it documents (less the
-// pairing routes, which the origin does not serve yet); and every request and
-// response of the origin's HTTP tests is validated against it (package
-// contract). docs/api-reference.md is generated from it (go run
-// ./origin/openapi/gen).
+// routes the origin registers are exactly the routes it documents; and
+// every request and response of the origin's HTTP tests is validated
+// against it (package contract). docs/api-reference.md is generated from
+// it (go run ./origin/openapi/gen).
 //
 // This package has no dependency beyond the standard library and
 // origin/api: kin-openapi is used only by tests and tools.

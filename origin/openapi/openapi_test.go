@@ -20,6 +20,8 @@ import (
 	"github.com/listgate/listgate/origin/openapi/contract"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/upload"
+	"github.com/listgate/listgate/pairing"
+	"github.com/listgate/listgate/pairing/pairinghttp"
 	"github.com/listgate/listgate/pkg/apierror"
 )
 
@@ -132,13 +134,9 @@ func envelopeCode(s *openapi3.SchemaRef) string {
 	return ""
 }
 
-// notServedYet are documented routes the origin does not serve yet: the
-// pairing flow (API.md, "Pairing a WordPress site") has no implementation.
-var notServedYet = []string{
-	"DELETE /v1/pairing",
-	"POST /v1/pairing/device",
-	"POST /v1/pairing/token",
-}
+// notServedYet are documented routes the origin does not serve yet: none
+// since the pairing flow (pairing/pairinghttp) is mounted.
+var notServedYet = []string{}
 
 // serviceRoutes are the routes api.New registers itself.
 var serviceRoutes = []string{"GET /healthz", "GET /metrics", "GET /readyz"}
@@ -167,9 +165,17 @@ func newServer(tb testing.TB) (*api.Server, []string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	svc, err := pairing.New(pairing.Config{Store: (&store.DB{}).Pairings(), PublicURL: "https://api.listgate.example", Log: log})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pairings, err := pairinghttp.New(pairinghttp.Config{Service: svc})
+	if err != nil {
+		tb.Fatal(err)
+	}
 	var got []string
 	var mounts []api.Mounter
-	for _, m := range []api.Mounter{listings.New(listings.Config{}), leads.New(leads.Config{Log: log}), feeds, openapi.New()} {
+	for _, m := range []api.Mounter{listings.New(listings.Config{}), leads.New(leads.Config{Log: log}), feeds, pairings, openapi.New()} {
 		mounts = append(mounts, recording{m, &got})
 	}
 	return api.New(api.Config{Log: log, Mounts: mounts}), got

@@ -92,26 +92,34 @@ func createKey(ctx context.Context, q querier, nk NewKey) (Key, string, error) {
 func (db *DB) RevokeKey(ctx context.Context, keyID string) (Key, error) {
 	var k Key
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
-		var hash []byte
-		var wasRevoked bool
-		row := tx.QueryRow(ctx, `UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now())
-			FROM (SELECT id AS old_id, revoked_at AS old_revoked FROM api_keys WHERE id = $1 FOR UPDATE) o
-			WHERE k.id = o.old_id
-			RETURNING `+keyColumns+`, key_hash, o.old_revoked IS NOT NULL`, keyID)
-		if err := scanKey(row, &k, &hash, &wasRevoked); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) || isInvalidText(err) {
-				return notFound("key")
-			}
-			return fmt.Errorf("store: revoke key: %w", err)
-		}
-		if wasRevoked {
-			return nil
-		}
-		return InsertEvent(ctx, tx, k.SiteID, EventKeyRevoked, map[string]any{
-			"key_id": k.ID, "site_id": k.SiteID, "key_hash": hex.EncodeToString(hash),
-		})
+		var err error
+		k, err = revokeKeyTx(ctx, tx, keyID)
+		return err
 	})
 	return k, err
+}
+
+// revokeKeyTx revokes a key in tx and writes key.revoked when it was live.
+func revokeKeyTx(ctx context.Context, tx pgx.Tx, keyID string) (Key, error) {
+	var k Key
+	var hash []byte
+	var wasRevoked bool
+	row := tx.QueryRow(ctx, `UPDATE api_keys k SET revoked_at = coalesce(k.revoked_at, now())
+		FROM (SELECT id AS old_id, revoked_at AS old_revoked FROM api_keys WHERE id = $1 FOR UPDATE) o
+		WHERE k.id = o.old_id
+		RETURNING `+keyColumns+`, key_hash, o.old_revoked IS NOT NULL`, keyID)
+	if err := scanKey(row, &k, &hash, &wasRevoked); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) || isInvalidText(err) {
+			return Key{}, notFound("key")
+		}
+		return Key{}, fmt.Errorf("store: revoke key: %w", err)
+	}
+	if wasRevoked {
+		return k, nil
+	}
+	return k, InsertEvent(ctx, tx, k.SiteID, EventKeyRevoked, map[string]any{
+		"key_id": k.ID, "site_id": k.SiteID, "key_hash": hex.EncodeToString(hash),
+	})
 }
 
 // ListKeys returns a site's keys, newest first, revoked ones included.
