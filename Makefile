@@ -16,7 +16,7 @@ run: build ## start the whole system: throwaway Postgres (unless LISTGATE_DATABA
 .PHONY: test
 test: fmt-check vet ## everything: gofmt check, go vet, go test -race (needs PostgreSQL and Redis binaries)
 	@# The race detector changes allocation counts: the allocation tests run without it first.
-	$(GO) test -count=1 -run 'Alloc' ./edge/gateway/ ./edge/respcache/ ./pkg/apikey/ ./pkg/apierror/ ./pkg/ratelimit/
+	$(GO) test -count=1 -run 'Alloc' ./edge/gateway/ ./pkg/apikey/ ./pkg/apierror/ ./pkg/ratelimit/
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
 
 .PHONY: vet

@@ -158,7 +158,13 @@ func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how s
 	}
 	ctx.SetStatusCode(e.Status)
 	h.SetContentTypeBytes(e.ContentType)
-	if e.Gzip != nil && acceptsGzip(ctx.Request.Header.Peek("Accept-Encoding")) {
+	ae := ctx.Request.Header.Peek("Accept-Encoding")
+	if e.Brotli != nil && accepts(ae, "br") {
+		h.Set("Content-Encoding", "br")
+		ctx.Response.SetBodyRaw(e.Brotli)
+		return
+	}
+	if e.Gzip != nil && accepts(ae, "gzip") {
 		h.Set("Content-Encoding", "gzip")
 		ctx.Response.SetBodyRaw(e.Gzip)
 		return
@@ -184,8 +190,9 @@ func etagMatch(header, etag []byte) bool {
 	return false
 }
 
-// acceptsGzip reports whether Accept-Encoding admits gzip (q > 0).
-func acceptsGzip(ae []byte) bool {
+// accepts reports whether Accept-Encoding admits the coding (q > 0),
+// named or through *.
+func accepts(ae []byte, coding string) bool {
 	for len(ae) > 0 {
 		var t []byte
 		if i := bytes.IndexByte(ae, ','); i >= 0 {
@@ -195,7 +202,7 @@ func acceptsGzip(ae []byte) bool {
 		}
 		name, params, _ := bytes.Cut(bytes.TrimSpace(t), []byte(";"))
 		name = bytes.TrimSpace(name)
-		if !bytes.EqualFold(name, []byte("gzip")) && !(len(name) == 1 && name[0] == '*') {
+		if !bytes.EqualFold(name, []byte(coding)) && !(len(name) == 1 && name[0] == '*') {
 			continue
 		}
 		p := bytes.ReplaceAll(params, []byte(" "), nil)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -161,6 +162,26 @@ func TestGatewayChecksInOrder(t *testing.T) {
 				t.Errorf("rate-limit headers present=%v, want %v", limited, want)
 			}
 		})
+	}
+}
+
+func TestEncodingVariants(t *testing.T) {
+	key := mustKey(t)
+	g, cache := newTestGateway(t, key, 0)
+	path := "/v1/sites/" + testSite + "/agents"
+	body := bytes.Repeat([]byte(`{"agent_id":"1","name":"Ann Agent","email":"ann@agency.example"},`), 100)
+	k := cache.AppendKey(nil, []byte(testSite), []byte(path), nil)
+	cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), body, time.Now())
+	for ae, want := range map[string]string{"": "", "gzip": "gzip", "br": "br", "gzip, deflate, br": "br",
+		"br;q=0, gzip": "gzip", "identity": "", "*": "br", "gzip;q=0": ""} {
+		ctx := request("GET", path, map[string]string{"X-API-Key": key, "Accept-Encoding": ae})
+		g.Handler(ctx)
+		if got := string(ctx.Response.Header.Peek("Content-Encoding")); got != want {
+			t.Errorf("Accept-Encoding %q: Content-Encoding %q, want %q", ae, got, want)
+		}
+		if string(ctx.Response.Header.Peek("Vary")) != "Accept-Encoding" {
+			t.Errorf("no Vary")
+		}
 	}
 }
 

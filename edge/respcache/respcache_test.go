@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 func TestCanonicalQuery(t *testing.T) {
@@ -65,6 +67,9 @@ func TestPutGetStatesAndInvalidation(t *testing.T) {
 	zr, _ := gzip.NewReader(bytes.NewReader(e.Gzip))
 	if unz, _ := io.ReadAll(zr); !bytes.Equal(unz, body) {
 		t.Fatal("gzip variant is not the body")
+	}
+	if unbr, err := fasthttp.AppendUnbrotliBytes(nil, e.Brotli); err != nil || !bytes.Equal(unbr, body) || len(e.Brotli) >= len(e.Gzip) {
+		t.Fatalf("brotli variant: %d bytes, %v", len(e.Brotli), err)
 	}
 	got, ok := c.Get(c.AppendKey(nil, []byte("site-a"), []byte("/v1/sites/site-a/listings"), []byte("page=1&sort=price")))
 	if !ok || got != e {
