@@ -94,6 +94,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 
 	srv := &fasthttp.Server{
 		Handler:                       gw.Handler,
+		ErrorHandler:                  gw.ServerError,
 		Name:                          "listgate-edge",
 		ReadTimeout:                   cfg.ReadTimeout,
 		WriteTimeout:                  cfg.WriteTimeout,

@@ -178,6 +178,7 @@ func (s *system) startOrigin() *proc {
 type edgeOpts struct {
 	redisURL string
 	edges    int
+	yaml     string // the edge's config file, if any
 }
 
 func (s *system) startEdge(o edgeOpts) *proc {
@@ -190,7 +191,15 @@ func (s *system) startEdge(o edgeOpts) *proc {
 	if o.edges > 0 {
 		env = append(env, fmt.Sprintf("LISTGATE_EXPECTED_EDGES=%d", o.edges))
 	}
-	return start(s.tb, "edge", bins.edge, env)
+	var args []string
+	if o.yaml != "" {
+		path := filepath.Join(s.tb.TempDir(), "edge.yaml")
+		if err := os.WriteFile(path, []byte(o.yaml), 0o600); err != nil {
+			s.tb.Fatal(err)
+		}
+		args = append(args, "--config", path)
+	}
+	return start(s.tb, "edge", bins.edge, env, args...)
 }
 
 // cli runs the origin's admin CLI on the system's database and decodes its

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"errors"
+	"net"
 	"strconv"
 	"sync"
 
@@ -54,4 +56,35 @@ func writeError(ctx *fasthttp.RequestCtx, e *apierror.Error) {
 	*bp = apierror.AppendJSON((*bp)[:0], e, b2s(requestIDOf(ctx)))
 	ctx.Response.AppendBody(*bp)
 	scratch.Put(bp)
+}
+
+var (
+	errHeaderTooLarge = apierror.New(apierror.CodeValidationError, "request headers too large")
+	errBodyTooLarge   = apierror.New(apierror.CodePayloadTooLarge, "request body too large")
+	errBadRequest     = apierror.Validation(map[string]string{"request": "malformed HTTP request"})
+	errReadTimeout    = apierror.New(apierror.CodeServiceUnavailable, "request not received in time")
+)
+
+// ServerError answers the requests fasthttp could not read, in the API's
+// envelope: a body over the limit is 413, headers over the limit 431, a
+// client too slow to send its request 408, anything else 422. Set it as
+// fasthttp.Server.ErrorHandler.
+func (g *Gateway) ServerError(ctx *fasthttp.RequestCtx, err error) {
+	g.requestID(ctx)
+	var small *fasthttp.ErrSmallBuffer
+	var netErr net.Error
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		writeError(ctx, errBodyTooLarge)
+	case errors.As(err, &small):
+		writeError(ctx, errHeaderTooLarge)
+		ctx.SetStatusCode(fasthttp.StatusRequestHeaderFieldsTooLarge)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		writeError(ctx, errReadTimeout)
+		ctx.SetStatusCode(fasthttp.StatusRequestTimeout)
+		ctx.Response.Header.Del("Retry-After")
+	default:
+		writeError(ctx, errBadRequest)
+	}
+	ctx.SetConnectionClose()
 }
