@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -191,7 +192,7 @@ func writeResults(scenario string, v map[string]any) error {
 	v["scenario"] = scenario
 	v["commit"] = strings.TrimSpace(string(commit))
 	v["date"] = time.Now().UTC().Format(time.RFC3339)
-	v["machine"] = map[string]any{"host": host, "cpus": runtimeCPUs()}
+	v["machine"] = map[string]any{"host": host, "cpus": runtime.NumCPU()}
 	b, _ := json.MarshalIndent(v, "", "  ")
 	os.MkdirAll("bench/results", 0o755)
 	name := filepath.Join("bench/results", time.Now().UTC().Format("2006-01-02")+"-"+strings.TrimSpace(string(commit))+"-"+scenario+".json")

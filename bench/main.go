@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"github.com/listgate/listgate/pkg/apikey"
 	"os"
-	"runtime"
 	"sort"
 )
 
@@ -54,8 +53,6 @@ func names() []string {
 	sort.Strings(ns)
 	return ns
 }
-
-func runtimeCPUs() int { return runtime.NumCPU() }
 
 // mustUnknownKey is a well-formed key (prefix and checksum right) that no
 // site has.

@@ -6,10 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/listgate/listgate/pkg/apierror"
-	"github.com/listgate/listgate/pkg/apikey"
 )
-
-func apikeyScopeByName(name string) (apikey.Scope, bool) { return apikey.ScopeByName(name) }
 
 // credential reads the key from Authorization: Bearer or X-API-Key. Both
 // present must name the same key; a missing key and a non-Bearer

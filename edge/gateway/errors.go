@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/listgate/listgate/pkg/apierror"
+	"github.com/listgate/listgate/pkg/apikey"
 )
 
 // Errors the request path answers with, built once.
@@ -28,7 +29,7 @@ var (
 var scopeErrors = func() map[uint8]*apierror.Error {
 	m := map[uint8]*apierror.Error{}
 	for _, name := range []string{"listings:read", "agents:read", "stats:read", "leads:write"} {
-		s, _ := apikeyScopeByName(name)
+		s, _ := apikey.ScopeByName(name)
 		m[uint8(s)] = apierror.MissingScope(name)
 	}
 	return m

@@ -2,6 +2,7 @@ package listings
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -108,6 +109,6 @@ func sortedKeys(m map[string]int) []string {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sortStrings(keys)
+	slices.Sort(keys)
 	return keys
 }

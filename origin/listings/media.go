@@ -3,7 +3,6 @@ package listings
 import (
 	"errors"
 	"net/http"
-	"sort"
 	"strconv"
 	"time"
 
@@ -93,5 +92,3 @@ func (s *Service) mediaOne(w http.ResponseWriter, r *http.Request, st site) erro
 	}
 	return respond(w, r, s.cc.Listings, m)
 }
-
-func sortStrings(s []string) { sort.Strings(s) }
