@@ -43,6 +43,9 @@ commands:
                                             revoke a paired WordPress site's key
   import reaxml --site SITE_ID FILE... [--json]
                                             import REAXML feeds (progress on a terminal)
+  users create --email EMAIL --password-stdin [--account NAME] [--site SITE_ID]... [--json]
+                                            a dashboard user; the account is created
+                                            when missing, --site attaches a site to it
   seed demo [--json]
 
 Every command reads LISTGATE_DATABASE_URL. --json prints one JSON object.
@@ -126,6 +129,10 @@ func dispatch(ctx context.Context, args []string, e *env) error {
 			return cmdPairingList(ctx, rest[1:], e)
 		case "disconnect":
 			return cmdPairingDisconnect(ctx, rest[1:], e)
+		}
+	case "users":
+		if sub == "create" {
+			return cmdUsersCreate(ctx, rest[1:], e)
 		}
 	case "seed":
 		if sub == "demo" {

@@ -78,8 +78,12 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 	if err != nil {
 		return err
 	}
+	dash, err := newDashboard(db, cfg, log)
+	if err != nil {
+		return err
+	}
 	srv := api.New(api.Config{DB: db, Log: log, InternalToken: cfg.InternalToken,
-		Mounts: []api.Mounter{hub, introspect.New(introspect.Config{DB: db}), feeds, listings.New(listings.Config{DB: db, CacheControl: listings.CacheControl{Listings: cfg.CacheControlListings, Stats: cfg.CacheControlStats}}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow}), pairings, openapi.New()}})
+		Mounts: []api.Mounter{hub, introspect.New(introspect.Config{DB: db}), feeds, listings.New(listings.Config{DB: db, CacheControl: listings.CacheControl{Listings: cfg.CacheControlListings, Stats: cfg.CacheControlStats}}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow}), pairings, dash, openapi.New()}})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

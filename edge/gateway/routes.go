@@ -45,4 +45,10 @@ var routes = []route{
 	{method: "POST", path: "/v1/feeds", name: "feeds_upload", public: true},
 	{method: "GET", path: "/v1/feeds/{feed_id}", name: "feed", public: true},
 	{method: "GET", path: "/v1/openapi.json", name: "openapi", public: true},
+
+	// The dashboard is the origin's (server-rendered, cookie sessions): it
+	// is forwarded as it is, where verification_uri of pairing points.
+	{method: "GET", path: "/dashboard", name: "dashboard", public: true},
+	{method: "GET", path: "/dashboard/{path:*}", name: "dashboard", public: true},
+	{method: "POST", path: "/dashboard/{path:*}", name: "dashboard", public: true, maxBody: 64 << 10},
 }

@@ -1,0 +1,244 @@
+// Package dashboard is the agency staff dashboard the origin serves under
+// /dashboard: server-rendered HTML (html/template, embedded templates, a
+// little plain CSS and JS) for signing in, the account's sites, their API
+// keys and WordPress pairings. Every page and action checks that the site
+// belongs to the signed-in user's account; another account's site is 404.
+//
+// Handlers render their own HTML error pages rather than the API's JSON
+// envelope: they return nil to the API server, except for panics.
+package dashboard
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/listgate/listgate/origin/api"
+	"github.com/listgate/listgate/origin/store"
+	"github.com/listgate/listgate/pairing"
+	"github.com/listgate/listgate/pkg/apierror"
+)
+
+// Prefix is where the dashboard is served.
+const Prefix = "/dashboard"
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+//go:embed static
+var staticFiles embed.FS
+
+// Config holds what New needs. Zero fields take the defaults named.
+type Config struct {
+	// DB is the origin's database. Required.
+	DB *store.DB
+	// Pairing approves, denies, lists and disconnects pairings. Required.
+	// Build it with EntriesPerIP and EntriesPerAccount as its
+	// WrongEntriesPerIP and WrongEntriesPerAccount, so that codes looked up
+	// on the pairing page and codes entered count against the same limits.
+	Pairing *pairing.Service
+	// EntriesPerIP and EntriesPerAccount limit wrong user codes. Nil: 10
+	// per 10 minutes each, in memory.
+	EntriesPerIP, EntriesPerAccount pairing.Limiter
+	// FailedLoginsPerIP limits failed sign-ins per client IP; nil: 20 per
+	// 15 minutes. FailedLoginsPerEmail limits them per e-mail address; nil:
+	// 5 per 15 minutes. In memory.
+	FailedLoginsPerIP, FailedLoginsPerEmail pairing.Limiter
+	// SessionTTL is how long a session lasts from sign-in. Default 12 h.
+	SessionTTL time.Duration
+	// ClientIP names a request's client. Nil: api.ClientIP.
+	ClientIP func(*http.Request) string
+	// Log receives internal errors and sign-ins, never a password or token.
+	// Nil: slog.Default().
+	Log *slog.Logger
+	// Now is the clock. Nil: time.Now.
+	Now func() time.Time
+}
+
+// Handler serves the dashboard. Safe for concurrent use.
+type Handler struct {
+	cfg   Config
+	db    *store.DB
+	log   *slog.Logger
+	pages map[string]*template.Template
+}
+
+var _ api.Mounter = (*Handler)(nil)
+
+// New returns the dashboard, or an error when a required field is missing.
+func New(cfg Config) (*Handler, error) {
+	if cfg.DB == nil || cfg.Pairing == nil {
+		return nil, errors.New("dashboard: DB and Pairing are required")
+	}
+	if cfg.EntriesPerIP == nil {
+		cfg.EntriesPerIP = pairing.NewWindowLimiter(10, 10*time.Minute)
+	}
+	if cfg.EntriesPerAccount == nil {
+		cfg.EntriesPerAccount = pairing.NewWindowLimiter(10, 10*time.Minute)
+	}
+	if cfg.FailedLoginsPerIP == nil {
+		cfg.FailedLoginsPerIP = pairing.NewWindowLimiter(20, 15*time.Minute)
+	}
+	if cfg.FailedLoginsPerEmail == nil {
+		cfg.FailedLoginsPerEmail = pairing.NewWindowLimiter(5, 15*time.Minute)
+	}
+	if cfg.SessionTTL == 0 {
+		cfg.SessionTTL = 12 * time.Hour
+	}
+	if cfg.ClientIP == nil {
+		cfg.ClientIP = api.ClientIP
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{cfg: cfg, db: cfg.DB, log: cfg.Log, pages: pages}, nil
+}
+
+// Mount registers the dashboard's routes.
+func (h *Handler) Mount(handle func(pattern string, hf api.HandlerFunc)) {
+	handle("GET "+Prefix+"/static/{file}", h.static)
+	handle("GET "+Prefix+"/login", h.public(h.loginForm))
+	handle("POST "+Prefix+"/login", h.public(h.login))
+	handle("POST "+Prefix+"/logout", h.signedIn(h.logout))
+	handle("GET "+Prefix, h.signedIn(h.home))
+	handle("GET "+Prefix+"/{$}", h.signedIn(h.home))
+	handle("GET "+Prefix+"/sites/{site}", h.signedIn(h.siteDetail))
+	handle("GET "+Prefix+"/sites/{site}/keys", h.signedIn(h.keys))
+	handle("POST "+Prefix+"/sites/{site}/keys", h.signedIn(h.createKey))
+	handle("POST "+Prefix+"/sites/{site}/keys/{key}/revoke", h.signedIn(h.revokeKey))
+	handle("GET "+Prefix+"/sites/{site}/pairings", h.signedIn(h.pairings))
+	handle("POST "+Prefix+"/sites/{site}/pairings/{pairing}/disconnect", h.signedIn(h.disconnectPairing))
+	handle("GET "+Prefix+"/pairing", h.signedIn(h.pairingForm))
+	handle("POST "+Prefix+"/pairing", h.signedIn(h.decidePairing))
+}
+
+// pageError is an error page to show: a status and a message for people.
+type pageError struct {
+	status int
+	msg    string
+}
+
+func (e *pageError) Error() string { return fmt.Sprintf("%d %s", e.status, e.msg) }
+
+func errNotFound() error {
+	return &pageError{http.StatusNotFound, "This page does not exist, or is not yours."}
+}
+
+func errForbidden(msg string) error { return &pageError{http.StatusForbidden, msg} }
+
+// setHeaders sets the security headers of every dashboard response.
+func setHeaders(w http.ResponseWriter) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Referrer-Policy", "same-origin")
+	hd.Set("X-Content-Type-Options", "nosniff")
+}
+
+// render writes page with data at status. Pages are never cached: they
+// show account data and sometimes a secret.
+func (h *Handler) render(w http.ResponseWriter, status int, page string, data map[string]any) error {
+	t := h.pages[page]
+	if t == nil {
+		return fmt.Errorf("dashboard: no page %q", page)
+	}
+	setHeaders(w)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	return t.ExecuteTemplate(w, "layout", data)
+}
+
+// fail renders err as an error page: a pageError as it says, a NOT_FOUND
+// from the store as 404, anything else as 500 (logged).
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, data map[string]any, err error) {
+	pe, ok := errors.AsType[*pageError](err)
+	switch {
+	case ok:
+	case apierror.CodeOf(err) == apierror.CodeNotFound:
+		pe = errNotFound().(*pageError)
+	case errors.Is(err, context.Canceled):
+		return
+	default:
+		h.log.ErrorContext(r.Context(), "dashboard: internal error", "err", err, "path", r.URL.Path,
+			"request_id", api.RequestID(r.Context()))
+		pe = &pageError{http.StatusInternalServerError, "Something went wrong on our side. Please try again."}
+		if store.IsUnavailable(err) {
+			pe.status = http.StatusServiceUnavailable
+		}
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	data["Title"] = http.StatusText(pe.status)
+	data["Status"] = pe.status
+	data["Message"] = pe.msg
+	if rerr := h.render(w, pe.status, "error.html", data); rerr != nil {
+		h.log.WarnContext(r.Context(), "dashboard: render error page", "err", rerr)
+	}
+}
+
+// static serves the embedded CSS and JS.
+func (h *Handler) static(w http.ResponseWriter, r *http.Request) error {
+	setHeaders(w)
+	sub, _ := fs.Sub(staticFiles, "static")
+	name := r.PathValue("file")
+	if _, err := fs.Stat(sub, name); err != nil {
+		h.fail(w, r, nil, errNotFound())
+		return nil
+	}
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	http.ServeFileFS(w, r, sub, name)
+	return nil
+}
+
+// parsePages parses each page template with the layout.
+func parsePages() (map[string]*template.Template, error) {
+	names, err := fs.Glob(templateFiles, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	funcs := template.FuncMap{
+		"date": func(t any) string {
+			switch v := t.(type) {
+			case time.Time:
+				if v.IsZero() {
+					return "—"
+				}
+				return v.UTC().Format("2006-01-02 15:04 UTC")
+			case *time.Time:
+				if v == nil || v.IsZero() {
+					return "—"
+				}
+				return v.UTC().Format("2006-01-02 15:04 UTC")
+			}
+			return "—"
+		},
+	}
+	pages := map[string]*template.Template{}
+	for _, n := range names {
+		base := n[len("templates/"):]
+		if base == "layout.html" {
+			continue
+		}
+		t, err := template.New(base).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", n)
+		if err != nil {
+			return nil, fmt.Errorf("dashboard: template %s: %w", base, err)
+		}
+		pages[base] = t
+	}
+	return pages, nil
+}
