@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/listgate/listgate/origin/api"
+	"github.com/listgate/listgate/origin/dashboard"
 	"github.com/listgate/listgate/origin/events"
 	"github.com/listgate/listgate/origin/ingest"
 	"github.com/listgate/listgate/origin/introspect"
@@ -198,10 +200,12 @@ func cmdDev(ctx context.Context, args []string, e *env) error {
 	}
 	fmt.Fprintln(e.stdout, "Seeding the demo site from a generated REAXML feed…")
 	demo, err := seedDemo(ctx, db)
-	db.Close()
 	if err != nil {
+		db.Close()
 		return err
 	}
+	dashNote := demoUser(ctx, db, demo.Site.ID)
+	db.Close()
 	var edge *edgeProcess
 	defer func() {
 		if edge != nil {
@@ -225,6 +229,7 @@ func cmdDev(ctx context.Context, args []string, e *env) error {
 Listgate is running. Ctrl-C stops everything.
 
   edge            %[12]s
+  dashboard       %[13]s/dashboard   (%[14]s)
   origin          http://%[1]s   (GET /healthz, /readyz, /metrics)
   database        %[2]s
   internal token  %[3]s
@@ -239,6 +244,24 @@ Try:
 
 `, addr, dbNote, tokenNote, demo.Site.ID, demo.Site.Name, demo.Site.Plan,
 			demo.ReadKey.Key, joinScopes(demo.ReadKey.Scopes), demo.LeadKey.Key, joinScopes(demo.LeadKey.Scopes),
-			demo.Listings.Created, edgeLine, front)
+			demo.Listings.Created, edgeLine, front, dashNote)
 	})
+}
+
+// demoUser creates the dashboard user of `make run` for the demo site and
+// returns how to sign in. With a database of its own it reports an existing
+// demo user rather than failing.
+func demoUser(ctx context.Context, db *store.DB, siteID string) string {
+	const email = "demo@listgate.example"
+	var b [9]byte
+	rand.Read(b[:])
+	password := base64.RawURLEncoding.EncodeToString(b[:])
+	hash, err := dashboard.HashPassword(password)
+	if err == nil {
+		_, err = db.CreateUser(ctx, store.NewUser{Email: email, PasswordHash: hash, Account: "Demo Realty", SiteIDs: []string{siteID}})
+	}
+	if err != nil {
+		return "no demo user: " + err.Error()
+	}
+	return "sign in as " + email + " with " + password
 }
