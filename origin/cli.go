@@ -207,6 +207,16 @@ func openDB(ctx context.Context, e *env) (*store.DB, error) {
 	return store.Open(ctx, url, store.Options{MaxConns: 4})
 }
 
+// withDB runs fn with LISTGATE_DATABASE_URL open, and closes it after.
+func withDB(ctx context.Context, e *env, fn func(*store.DB) error) error {
+	db, err := openDB(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return fn(db)
+}
+
 // printJSON writes v as one line of JSON.
 func printJSON(w io.Writer, v any) error {
 	b, err := json.Marshal(v)

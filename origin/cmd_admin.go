@@ -16,24 +16,21 @@ func cmdMigrate(ctx context.Context, args []string, e *env) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	applied, err := db.Migrate(ctx)
-	for _, m := range applied {
-		fmt.Fprintf(e.stdout, "applied %04d_%s\n", m.Version, m.Name)
-	}
-	if err != nil {
-		return err
-	}
-	v, err := db.SchemaVersion(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "schema at version %d\n", v)
-	return nil
+	return withDB(ctx, e, func(db *store.DB) error {
+		applied, err := db.Migrate(ctx)
+		for _, m := range applied {
+			fmt.Fprintf(e.stdout, "applied %04d_%s\n", m.Version, m.Name)
+		}
+		if err != nil {
+			return err
+		}
+		v, err := db.SchemaVersion(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "schema at version %d\n", v)
+		return nil
+	})
 }
 
 func cmdSitesCreate(ctx context.Context, args []string, e *env) error {
@@ -48,20 +45,17 @@ func cmdSitesCreate(ctx context.Context, args []string, e *env) error {
 	if err := required(fs, "name", *name, "plan", *plan); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	s, err := db.CreateSite(ctx, *name, model.Plan(*plan), *tz)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(e.stdout, s)
-	}
-	fmt.Fprintf(e.stdout, "created site %s (%s, %s plan, %s)\n", s.ID, s.Name, s.Plan, s.Timezone)
-	return nil
+	return withDB(ctx, e, func(db *store.DB) error {
+		s, err := db.CreateSite(ctx, *name, model.Plan(*plan), *tz)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(e.stdout, s)
+		}
+		fmt.Fprintf(e.stdout, "created site %s (%s, %s plan, %s)\n", s.ID, s.Name, s.Plan, s.Timezone)
+		return nil
+	})
 }
 
 func cmdSitesSetPlan(ctx context.Context, args []string, e *env) error {
@@ -69,17 +63,14 @@ func cmdSitesSetPlan(ctx context.Context, args []string, e *env) error {
 	if err := parse(fs, args, 2); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	plan := model.Plan(fs.Arg(1))
-	if err := db.SetPlan(ctx, fs.Arg(0), plan); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "site %s is now on the %s plan\n", fs.Arg(0), plan)
-	return nil
+	return withDB(ctx, e, func(db *store.DB) error {
+		plan := model.Plan(fs.Arg(1))
+		if err := db.SetPlan(ctx, fs.Arg(0), plan); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "site %s is now on the %s plan\n", fs.Arg(0), plan)
+		return nil
+	})
 }
 
 func cmdSitesList(ctx context.Context, args []string, e *env) error {
@@ -88,24 +79,21 @@ func cmdSitesList(ctx context.Context, args []string, e *env) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	sites, err := db.ListSites(ctx)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(e.stdout, map[string]any{"sites": sites})
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tPLAN\tTIMEZONE")
-	for _, s := range sites {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.Name, s.Plan, s.Timezone)
-	}
-	return tw.Flush()
+	return withDB(ctx, e, func(db *store.DB) error {
+		sites, err := db.ListSites(ctx)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(e.stdout, map[string]any{"sites": sites})
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tPLAN\tTIMEZONE")
+		for _, s := range sites {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.Name, s.Plan, s.Timezone)
+		}
+		return tw.Flush()
+	})
 }
 
 // createdKey is the output of keys create: the only place the secret
@@ -134,22 +122,19 @@ func cmdKeysCreate(ctx context.Context, args []string, e *env) error {
 	if err != nil {
 		return fmt.Errorf("%w: --scopes: %v", errUsage, err)
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	k, secret, err := db.CreateKey(ctx, store.NewKey{SiteID: *site, Name: *name, Scopes: sc, Source: store.SourceCLI})
-	if err != nil {
-		return err
-	}
-	out := createdKey{ID: k.ID, SiteID: k.SiteID, Name: k.Name, Key: secret, Scopes: k.ScopeNames}
-	if *asJSON {
-		return printJSON(e.stdout, out)
-	}
-	fmt.Fprintf(e.stdout, "created key %s (%s) for site %s with scopes %s\n\n  %s\n\n", k.ID, k.Name, k.SiteID, sc, secret)
-	fmt.Fprintln(e.stderr, "Store this key now: it is shown once and cannot be recovered.")
-	return nil
+	return withDB(ctx, e, func(db *store.DB) error {
+		k, secret, err := db.CreateKey(ctx, store.NewKey{SiteID: *site, Name: *name, Scopes: sc, Source: store.SourceCLI})
+		if err != nil {
+			return err
+		}
+		out := createdKey{ID: k.ID, SiteID: k.SiteID, Name: k.Name, Key: secret, Scopes: k.ScopeNames}
+		if *asJSON {
+			return printJSON(e.stdout, out)
+		}
+		fmt.Fprintf(e.stdout, "created key %s (%s) for site %s with scopes %s\n\n  %s\n\n", k.ID, k.Name, k.SiteID, sc, secret)
+		fmt.Fprintln(e.stderr, "Store this key now: it is shown once and cannot be recovered.")
+		return nil
+	})
 }
 
 func cmdKeysRevoke(ctx context.Context, args []string, e *env) error {
@@ -157,17 +142,14 @@ func cmdKeysRevoke(ctx context.Context, args []string, e *env) error {
 	if err := parse(fs, args, 1); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	k, err := db.RevokeKey(ctx, fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "revoked key %s (%s) at %s\n", k.ID, k.Name, k.RevokedAt.Format(time.RFC3339))
-	return nil
+	return withDB(ctx, e, func(db *store.DB) error {
+		k, err := db.RevokeKey(ctx, fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "revoked key %s (%s) at %s\n", k.ID, k.Name, k.RevokedAt.Format(time.RFC3339))
+		return nil
+	})
 }
 
 func cmdKeysList(ctx context.Context, args []string, e *env) error {
@@ -180,25 +162,22 @@ func cmdKeysList(ctx context.Context, args []string, e *env) error {
 	if err := required(fs, "site", *site); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	keys, err := db.ListKeys(ctx, *site)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(e.stdout, map[string]any{"keys": keys})
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tKEY\tSCOPES\tSOURCE\tCREATED\tLAST USED\tREVOKED")
-	for _, k := range keys {
-		fmt.Fprintf(tw, "%s\t%s\tlgk_…%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Hint, k.Scopes, k.Source,
-			k.CreatedAt.Format(time.RFC3339), fmtTime(k.LastUsedAt), fmtTime(k.RevokedAt))
-	}
-	return tw.Flush()
+	return withDB(ctx, e, func(db *store.DB) error {
+		keys, err := db.ListKeys(ctx, *site)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(e.stdout, map[string]any{"keys": keys})
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tKEY\tSCOPES\tSOURCE\tCREATED\tLAST USED\tREVOKED")
+		for _, k := range keys {
+			fmt.Fprintf(tw, "%s\t%s\tlgk_…%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Hint, k.Scopes, k.Source,
+				k.CreatedAt.Format(time.RFC3339), fmtTime(k.LastUsedAt), fmtTime(k.RevokedAt))
+		}
+		return tw.Flush()
+	})
 }
 
 func fmtTime(t *time.Time) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/listgate/listgate/origin/store"
 	"io"
 	"os"
 	"path/filepath"
@@ -41,41 +42,38 @@ func cmdImport(ctx context.Context, args []string, e *env) error {
 	if fs.NArg() == 0 {
 		return fmt.Errorf("%w: import reaxml needs at least one FILE", errUsage)
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	im := ingest.New(db, newLogger(io.Discard, "error"))
-	var sum importSummary
-	sum.Errors = []fileListingError{}
-	for _, path := range fs.Args() {
-		f, err := os.Open(path)
-		if err != nil {
-			return err
+	return withDB(ctx, e, func(db *store.DB) error {
+		im := ingest.New(db, newLogger(io.Discard, "error"))
+		var sum importSummary
+		sum.Errors = []fileListingError{}
+		for _, path := range fs.Args() {
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			bar := newProgressBar(e.stderr, filepath.Base(path), f)
+			res, err := im.Import(ctx, *site, f, ingest.Options{Progress: bar.update})
+			f.Close()
+			bar.done()
+			addCounts(&sum.Counts, res.Counts)
+			for _, le := range res.Errors {
+				sum.Errors = append(sum.Errors, fileListingError{File: path, ListingError: le})
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
 		}
-		bar := newProgressBar(e.stderr, filepath.Base(path), f)
-		res, err := im.Import(ctx, *site, f, ingest.Options{Progress: bar.update})
-		f.Close()
-		bar.done()
-		addCounts(&sum.Counts, res.Counts)
-		for _, le := range res.Errors {
-			sum.Errors = append(sum.Errors, fileListingError{File: path, ListingError: le})
+		if *asJSON {
+			return printJSON(e.stdout, sum)
 		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+		c := sum.Counts
+		fmt.Fprintf(e.stdout, "created %d, updated %d, unchanged %d, deleted %d, skipped %d, errors %d\n",
+			c.Created, c.Updated, c.Unchanged, c.Deleted, c.Skipped, c.Errors)
+		for _, le := range sum.Errors {
+			fmt.Fprintf(e.stdout, "  %s:%d %s: %s\n", le.File, le.Line, le.ListingID, le.Message)
 		}
-	}
-	if *asJSON {
-		return printJSON(e.stdout, sum)
-	}
-	c := sum.Counts
-	fmt.Fprintf(e.stdout, "created %d, updated %d, unchanged %d, deleted %d, skipped %d, errors %d\n",
-		c.Created, c.Updated, c.Unchanged, c.Deleted, c.Skipped, c.Errors)
-	for _, le := range sum.Errors {
-		fmt.Fprintf(e.stdout, "  %s:%d %s: %s\n", le.File, le.Line, le.ListingID, le.Message)
-	}
-	return nil
+		return nil
+	})
 }
 
 func addCounts(dst *ingest.Counts, c ingest.Counts) {

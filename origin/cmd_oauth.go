@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/listgate/listgate/origin/store"
 	"text/tabwriter"
 	"time"
 
@@ -29,24 +30,21 @@ func cmdOAuthClientsCreate(ctx context.Context, args []string, e *env) error {
 	if err := required(fs, "site", *site, "name", *name); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
+	return withDB(ctx, e, func(db *store.DB) error {
+		c, secret, err := upload.CreateClient(ctx, db, *site, *name)
+		if err != nil {
+			return err
+		}
+		out := createdClient{ClientID: c.ClientID, ClientSecret: secret, SiteID: c.SiteID, Name: c.Name}
+		if *asJSON {
+			err = printJSON(e.stdout, out)
+		} else {
+			fmt.Fprintf(e.stdout, "created upload client %s (%s) for site %s\n\n  client_id      %s\n  client_secret  %s\n\n",
+				c.ClientID, c.Name, c.SiteID, c.ClientID, secret)
+		}
+		fmt.Fprintln(e.stderr, "Store the client secret now: it is shown once and cannot be recovered.")
 		return err
-	}
-	defer db.Close()
-	c, secret, err := upload.CreateClient(ctx, db, *site, *name)
-	if err != nil {
-		return err
-	}
-	out := createdClient{ClientID: c.ClientID, ClientSecret: secret, SiteID: c.SiteID, Name: c.Name}
-	if *asJSON {
-		err = printJSON(e.stdout, out)
-	} else {
-		fmt.Fprintf(e.stdout, "created upload client %s (%s) for site %s\n\n  client_id      %s\n  client_secret  %s\n\n",
-			c.ClientID, c.Name, c.SiteID, c.ClientID, secret)
-	}
-	fmt.Fprintln(e.stderr, "Store the client secret now: it is shown once and cannot be recovered.")
-	return err
+	})
 }
 
 func cmdOAuthClientsList(ctx context.Context, args []string, e *env) error {
@@ -59,24 +57,21 @@ func cmdOAuthClientsList(ctx context.Context, args []string, e *env) error {
 	if err := required(fs, "site", *site); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	clients, err := db.ListOAuthClients(ctx, *site)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(e.stdout, map[string]any{"clients": clients})
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLIENT ID\tNAME\tCREATED\tREVOKED")
-	for _, c := range clients {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ClientID, c.Name, c.CreatedAt.Format(time.RFC3339), fmtTime(c.RevokedAt))
-	}
-	return tw.Flush()
+	return withDB(ctx, e, func(db *store.DB) error {
+		clients, err := db.ListOAuthClients(ctx, *site)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(e.stdout, map[string]any{"clients": clients})
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "CLIENT ID\tNAME\tCREATED\tREVOKED")
+		for _, c := range clients {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ClientID, c.Name, c.CreatedAt.Format(time.RFC3339), fmtTime(c.RevokedAt))
+		}
+		return tw.Flush()
+	})
 }
 
 func cmdOAuthClientsRevoke(ctx context.Context, args []string, e *env) error {
@@ -84,16 +79,13 @@ func cmdOAuthClientsRevoke(ctx context.Context, args []string, e *env) error {
 	if err := parse(fs, args, 1); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	c, err := db.RevokeOAuthClient(ctx, fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "revoked upload client %s (%s) at %s; its access tokens no longer work\n",
-		c.ClientID, c.Name, c.RevokedAt.Format(time.RFC3339))
-	return nil
+	return withDB(ctx, e, func(db *store.DB) error {
+		c, err := db.RevokeOAuthClient(ctx, fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "revoked upload client %s (%s) at %s; its access tokens no longer work\n",
+			c.ClientID, c.Name, c.RevokedAt.Format(time.RFC3339))
+		return nil
+	})
 }

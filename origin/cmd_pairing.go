@@ -88,39 +88,36 @@ func cmdPairingDecide(ctx context.Context, args []string, e *env, approve bool) 
 			return err
 		}
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	svc, err := pairingService(db, e)
-	if err != nil {
-		return err
-	}
-	var p pairing.Pairing
-	if approve {
-		p, err = svc.Approve(ctx, *code, site, pairing.Actor{})
-	} else {
-		p, err = svc.Deny(ctx, *code, pairing.Actor{})
-	}
-	if err != nil {
-		return describePairingError(err)
-	}
-	if *asJSON {
-		return printJSON(e.stdout, decidedPairing{ID: p.ID, Status: string(p.Status), SiteID: p.SiteID,
-			HomeURL: p.HomeURL, SiteName: p.SiteName, ExpiresAt: p.ExpiresAt})
-	}
-	who := p.HomeURL
-	if p.SiteName != "" {
-		who += fmt.Sprintf(" (%q)", p.SiteName)
-	}
-	if approve {
-		fmt.Fprintf(e.stdout, "approved the pairing of %s for site %s: the plugin receives a read-only key at its next poll\n",
-			who, p.SiteID)
-	} else {
-		fmt.Fprintf(e.stdout, "denied the pairing of %s\n", who)
-	}
-	return nil
+	return withDB(ctx, e, func(db *store.DB) error {
+		svc, err := pairingService(db, e)
+		if err != nil {
+			return err
+		}
+		var p pairing.Pairing
+		if approve {
+			p, err = svc.Approve(ctx, *code, site, pairing.Actor{})
+		} else {
+			p, err = svc.Deny(ctx, *code, pairing.Actor{})
+		}
+		if err != nil {
+			return describePairingError(err)
+		}
+		if *asJSON {
+			return printJSON(e.stdout, decidedPairing{ID: p.ID, Status: string(p.Status), SiteID: p.SiteID,
+				HomeURL: p.HomeURL, SiteName: p.SiteName, ExpiresAt: p.ExpiresAt})
+		}
+		who := p.HomeURL
+		if p.SiteName != "" {
+			who += fmt.Sprintf(" (%q)", p.SiteName)
+		}
+		if approve {
+			fmt.Fprintf(e.stdout, "approved the pairing of %s for site %s: the plugin receives a read-only key at its next poll\n",
+				who, p.SiteID)
+		} else {
+			fmt.Fprintf(e.stdout, "denied the pairing of %s\n", who)
+		}
+		return nil
+	})
 }
 
 func cmdPairingList(ctx context.Context, args []string, e *env) error {
@@ -133,32 +130,29 @@ func cmdPairingList(ctx context.Context, args []string, e *env) error {
 	if err := required(fs, "site", *site); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	svc, err := pairingService(db, e)
-	if err != nil {
-		return err
-	}
-	ps, err := svc.List(ctx, *site)
-	if err != nil {
-		return describePairingError(err)
-	}
-	if *asJSON {
-		if ps == nil {
-			ps = []pairing.Pairing{}
+	return withDB(ctx, e, func(db *store.DB) error {
+		svc, err := pairingService(db, e)
+		if err != nil {
+			return err
 		}
-		return printJSON(e.stdout, map[string]any{"pairings": ps})
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tHOME URL\tSITE NAME\tSTATUS\tKEY\tDECIDED\tDELIVERED\tDISCONNECTED")
-	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.HomeURL, orDash(p.SiteName), p.Status,
-			orDash(p.KeyID), fmtZeroTime(p.DecidedAt), fmtZeroTime(p.DeliveredAt), fmtZeroTime(p.DisconnectedAt))
-	}
-	return tw.Flush()
+		ps, err := svc.List(ctx, *site)
+		if err != nil {
+			return describePairingError(err)
+		}
+		if *asJSON {
+			if ps == nil {
+				ps = []pairing.Pairing{}
+			}
+			return printJSON(e.stdout, map[string]any{"pairings": ps})
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tHOME URL\tSITE NAME\tSTATUS\tKEY\tDECIDED\tDELIVERED\tDISCONNECTED")
+		for _, p := range ps {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.HomeURL, orDash(p.SiteName), p.Status,
+				orDash(p.KeyID), fmtZeroTime(p.DecidedAt), fmtZeroTime(p.DeliveredAt), fmtZeroTime(p.DisconnectedAt))
+		}
+		return tw.Flush()
+	})
 }
 
 func cmdPairingDisconnect(ctx context.Context, args []string, e *env) error {
@@ -170,24 +164,21 @@ func cmdPairingDisconnect(ctx context.Context, args []string, e *env) error {
 	if err := required(fs, "site", *site); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	svc, err := pairingService(db, e)
-	if err != nil {
-		return err
-	}
-	p, err := svc.DisconnectPairing(ctx, *site, fs.Arg(0))
-	if errors.Is(err, pairing.ErrNotFound) {
-		return errors.New("site has no such pairing")
-	}
-	if err != nil {
-		return describePairingError(err)
-	}
-	fmt.Fprintf(e.stdout, "disconnected %s: key %s is revoked\n", p.HomeURL, p.KeyID)
-	return nil
+	return withDB(ctx, e, func(db *store.DB) error {
+		svc, err := pairingService(db, e)
+		if err != nil {
+			return err
+		}
+		p, err := svc.DisconnectPairing(ctx, *site, fs.Arg(0))
+		if errors.Is(err, pairing.ErrNotFound) {
+			return errors.New("site has no such pairing")
+		}
+		if err != nil {
+			return describePairingError(err)
+		}
+		fmt.Fprintf(e.stdout, "disconnected %s: key %s is revoked\n", p.HomeURL, p.KeyID)
+		return nil
+	})
 }
 
 func orDash(s string) string {

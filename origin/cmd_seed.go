@@ -74,22 +74,19 @@ func cmdSeedDemo(ctx context.Context, args []string, e *env) error {
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	d, err := seedDemo(ctx, db)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(e.stdout, d)
-	}
-	fmt.Fprintf(e.stdout, "demo site %s (%s, %s plan, %d listings)\n  read key  %s  (%s)\n  lead key  %s  (%s)\n",
-		d.Site.ID, d.Site.Name, d.Site.Plan, d.Listings.Created, d.ReadKey.Key, joinScopes(d.ReadKey.Scopes), d.LeadKey.Key, joinScopes(d.LeadKey.Scopes))
-	fmt.Fprintln(e.stderr, "Store these keys now: they are shown once and cannot be recovered.")
-	return nil
+	return withDB(ctx, e, func(db *store.DB) error {
+		d, err := seedDemo(ctx, db)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(e.stdout, d)
+		}
+		fmt.Fprintf(e.stdout, "demo site %s (%s, %s plan, %d listings)\n  read key  %s  (%s)\n  lead key  %s  (%s)\n",
+			d.Site.ID, d.Site.Name, d.Site.Plan, d.Listings.Created, d.ReadKey.Key, joinScopes(d.ReadKey.Scopes), d.LeadKey.Key, joinScopes(d.LeadKey.Scopes))
+		fmt.Fprintln(e.stderr, "Store these keys now: they are shown once and cannot be recovered.")
+		return nil
+	})
 }
 
 func joinScopes(s []string) string { return strings.Join(s, ", ") }

@@ -71,22 +71,19 @@ func cmdUsersCreate(ctx context.Context, args []string, e *env) error {
 	if err != nil {
 		return err
 	}
-	db, err := openDB(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	u, err := db.CreateUser(ctx, store.NewUser{Email: *email, PasswordHash: hash, Account: *account, SiteIDs: sites})
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return printJSON(e.stdout, createdUser{ID: u.ID, Email: u.Email, AccountID: u.AccountID,
-			AccountName: u.AccountName, Sites: append([]string{}, sites...)})
-	}
-	fmt.Fprintf(e.stdout, "created user %s (%s) in account %q (%s)\n", u.ID, u.Email, u.AccountName, u.AccountID)
-	for _, s := range sites {
-		fmt.Fprintf(e.stdout, "site %s belongs to the account\n", s)
-	}
-	return nil
+	return withDB(ctx, e, func(db *store.DB) error {
+		u, err := db.CreateUser(ctx, store.NewUser{Email: *email, PasswordHash: hash, Account: *account, SiteIDs: sites})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(e.stdout, createdUser{ID: u.ID, Email: u.Email, AccountID: u.AccountID,
+				AccountName: u.AccountName, Sites: append([]string{}, sites...)})
+		}
+		fmt.Fprintf(e.stdout, "created user %s (%s) in account %q (%s)\n", u.ID, u.Email, u.AccountName, u.AccountID)
+		for _, s := range sites {
+			fmt.Fprintf(e.stdout, "site %s belongs to the account\n", s)
+		}
+		return nil
+	})
 }
