@@ -12,8 +12,11 @@ import (
 
 // notices are the flash messages an action's redirect can name (?done=…).
 var notices = map[string]string{
-	"revoked":      "The key is revoked. Edges refuse it within a second.",
-	"disconnected": "The WordPress site is disconnected: its key is revoked.",
+	"revoked":        "The key is revoked. Edges refuse it within a second.",
+	"disconnected":   "The WordPress site is disconnected: its key is revoked.",
+	"status":         "The lead's status is changed.",
+	"featured":       "The listing is updated. Edges show the change within seconds.",
+	"client_revoked": "The upload client is revoked: its tokens no longer work.",
 }
 
 // redirect answers an action with 303 to path, naming a notice.
