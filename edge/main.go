@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
@@ -22,6 +23,7 @@ import (
 	"github.com/listgate/listgate/edge/gateway"
 	"github.com/listgate/listgate/edge/keycache"
 	"github.com/listgate/listgate/edge/respcache"
+	"github.com/listgate/listgate/edge/usage"
 	"github.com/listgate/listgate/pkg/config"
 	"github.com/listgate/listgate/pkg/ratelimit"
 )
@@ -78,8 +80,15 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer cache.Close()
+	reporter, err := usage.New(cfg.OriginURL, cfg.InternalToken, 10*time.Second, log)
+	if err != nil {
+		return err
+	}
+	reportDone := make(chan struct{})
+	go func() { defer close(reportDone); reporter.Run(ctx) }()
+	defer func() { <-reportDone }()
 	gw, err := gateway.New(gateway.Config{
-		Cache:     cache,
+		Cache: cache, Usage: reporter,
 		OriginURL: cfg.OriginURL, InternalToken: cfg.InternalToken, Keys: keys, Limiter: limiter,
 		PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimit: cfg.PublicLimit,
 		TrustedProxies: cfg.TrustedPrefixes(), OriginTimeout: cfg.OriginTimeout, Log: log,

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/listgate/listgate/origin/openapi"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/upload"
+	usagereport "github.com/listgate/listgate/origin/usage"
 	"github.com/listgate/listgate/pkg/config"
 	"github.com/listgate/listgate/pkg/devdb"
 )
@@ -85,7 +87,7 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 		return err
 	}
 	srv := api.New(api.Config{DB: db, Log: log, InternalToken: cfg.InternalToken,
-		Mounts: []api.Mounter{hub, introspect.New(introspect.Config{DB: db}), feeds, listings.New(listings.Config{DB: db, CacheControl: listings.CacheControl{Listings: cfg.CacheControlListings, Stats: cfg.CacheControlStats}}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow}), pairings, dash, openapi.New()}})
+		Mounts: []api.Mounter{hub, introspect.New(introspect.Config{DB: db}), feeds, listings.New(listings.Config{DB: db, CacheControl: listings.CacheControl{Listings: cfg.CacheControlListings, Stats: cfg.CacheControlStats}}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow}), pairings, dash, usagereport.New(usagereport.Config{DB: db}), openapi.New()}})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -100,6 +102,21 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 	}()
 	// The event hub stops with ctx too, which ends the open event streams
 	// so that Shutdown can complete.
+	// Usage counts older than two days are no chart's business.
+	go func() {
+		t := time.NewTicker(time.Hour)
+		defer t.Stop()
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case now := <-t.C:
+				if _, err := db.PruneUsage(wctx, now.Add(-48*time.Hour)); err != nil && wctx.Err() == nil {
+					log.Warn("prune usage", "err", err)
+				}
+			}
+		}
+	}()
 	hubDone := make(chan struct{})
 	go func() {
 		defer close(hubDone)

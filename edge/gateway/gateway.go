@@ -35,6 +35,12 @@ type Limiter interface {
 	Allow(ctx context.Context, key string, limit int, now time.Time) ratelimit.Decision
 }
 
+// UsageCounter counts a site's requests per minute; *usage.Reporter
+// satisfies it.
+type UsageCounter interface {
+	Count(site string, now time.Time)
+}
+
 // Keys looks up keys by hash; *keycache.Cache satisfies it.
 type Keys interface {
 	Lookup(ctx context.Context, hash [32]byte) (keycache.Info, error)
@@ -63,6 +69,8 @@ type Config struct {
 	MaxResponseBytes int
 	// Cache serves cacheable reads; nil turns caching off.
 	Cache *respcache.Cache
+	// Usage counts each site's authenticated requests; nil counts nothing.
+	Usage UsageCounter
 	// Log receives internal errors and state changes. Nil: slog.Default().
 	Log *slog.Logger
 	// Now is the clock. Nil: time.Now.
@@ -232,7 +240,11 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
 		writeError(ctx, scopeErrors[uint8(rt.scope)])
 		return
 	}
-	dec = g.cfg.Limiter.Allow(ctx, info.SiteID, info.Limit, g.now())
+	now := g.now()
+	if g.cfg.Usage != nil {
+		g.cfg.Usage.Count(info.SiteID, now)
+	}
+	dec = g.cfg.Limiter.Allow(ctx, info.SiteID, info.Limit, now)
 	limited = !dec.Unlimited
 	if !dec.Allowed {
 		e := apierror.RateLimited(dec.RetryAfter)

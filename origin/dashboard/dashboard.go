@@ -128,6 +128,7 @@ func (h *Handler) Mount(handle func(pattern string, hf api.HandlerFunc)) {
 	handle("GET "+Prefix+"/sites/{site}/listings", h.signedIn(h.listings))
 	handle("POST "+Prefix+"/sites/{site}/listings/{ref}/featured", h.signedIn(h.toggleFeatured))
 	handle("GET "+Prefix+"/sites/{site}/clients", h.signedIn(h.clients))
+	handle("GET "+Prefix+"/sites/{site}/usage", h.signedIn(h.usage))
 	handle("POST "+Prefix+"/sites/{site}/clients", h.signedIn(h.createClient))
 	handle("POST "+Prefix+"/sites/{site}/clients/{client}/revoke", h.signedIn(h.revokeClient))
 	handle("GET "+Prefix+"/pairing", h.signedIn(h.pairingForm))
@@ -237,6 +238,7 @@ func parsePages() (map[string]*template.Template, error) {
 			return "—"
 		},
 	}
+	funcs["clock"] = func(t time.Time) string { return t.UTC().Format("15:04") }
 	pages := map[string]*template.Template{}
 	for _, n := range names {
 		base := n[len("templates/"):]

@@ -1,0 +1,132 @@
+// Package usage counts the edge's authenticated requests per site and UTC
+// minute and reports the counts to the origin (POST /internal/v1/usage),
+// where the dashboard charts them.
+package usage
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sync"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/valyala/fasthttp"
+)
+
+type key struct {
+	site   string
+	minute int64 // unix seconds of the minute's start
+}
+
+// Reporter is safe for concurrent use.
+type Reporter struct {
+	mu     sync.Mutex
+	counts map[key]int64
+
+	client   *fasthttp.HostClient
+	endpoint string
+	token    string
+	every    time.Duration
+	log      *slog.Logger
+}
+
+// maxPending bounds what is kept while the origin cannot take reports.
+const maxPending = 100_000
+
+// New returns a reporter sending to the origin at originURL every interval
+// (default 10 s).
+func New(originURL, internalToken string, every time.Duration, log *slog.Logger) (*Reporter, error) {
+	u, err := url.Parse(originURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("usage: origin url %q", originURL)
+	}
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host += map[string]string{"http": ":80", "https": ":443"}[u.Scheme]
+	}
+	return &Reporter{counts: map[key]int64{}, every: every, log: log, token: internalToken,
+		endpoint: u.Scheme + "://" + u.Host + "/internal/v1/usage",
+		client: &fasthttp.HostClient{Addr: host, IsTLS: u.Scheme == "https", MaxConns: 4,
+			ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}}, nil
+}
+
+// Count counts one request of site at now. It allocates only for a site's
+// first request of a minute.
+func (r *Reporter) Count(site string, now time.Time) {
+	k := key{site: site, minute: now.Unix() - now.Unix()%60}
+	r.mu.Lock()
+	r.counts[k]++
+	r.mu.Unlock()
+}
+
+// Run reports every interval until ctx ends, then once more.
+func (r *Reporter) Run(ctx context.Context) {
+	t := time.NewTicker(r.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			r.Flush(context.WithoutCancel(ctx))
+			return
+		case <-t.C:
+			r.Flush(ctx)
+		}
+	}
+}
+
+type count struct {
+	SiteID   string    `json:"site_id"`
+	Minute   time.Time `json:"minute"`
+	Requests int64     `json:"requests"`
+}
+
+// Flush sends what was counted since the last flush. Counts the origin
+// did not take are kept for the next one (up to maxPending minutes).
+func (r *Reporter) Flush(ctx context.Context) error {
+	r.mu.Lock()
+	pending := r.counts
+	r.counts = map[key]int64{}
+	r.mu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
+	body := struct {
+		Counts []count `json:"counts"`
+	}{Counts: make([]count, 0, len(pending))}
+	for k, n := range pending {
+		body.Counts = append(body.Counts, count{SiteID: k.site, Minute: time.Unix(k.minute, 0).UTC(), Requests: n})
+	}
+	b, _ := json.Marshal(body)
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(r.endpoint)
+	req.Header.SetMethod("POST")
+	req.Header.SetContentType("application/json")
+	req.Header.Set("X-Listgate-Internal-Token", r.token)
+	req.SetBody(b)
+	err := r.client.DoTimeout(req, resp, 5*time.Second)
+	if err == nil && resp.StatusCode() != fasthttp.StatusNoContent {
+		err = fmt.Errorf("origin answered %d", resp.StatusCode())
+	}
+	if err != nil {
+		r.mu.Lock()
+		for k, n := range pending {
+			if len(r.counts) < maxPending {
+				r.counts[k] += n
+			}
+		}
+		r.mu.Unlock()
+		r.log.Warn("usage report failed; kept for the next one", "err", err, "minutes", len(pending))
+	}
+	return err
+}
