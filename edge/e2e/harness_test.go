@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -148,6 +149,7 @@ type system struct {
 	tb     testing.TB
 	dbURL  string
 	config string // the origin's YAML config file, if any
+	public string // the origin's LISTGATE_PUBLIC_URL, if set
 	origin *proc
 }
 
@@ -170,8 +172,12 @@ func (s *system) startOrigin() *proc {
 	if s.config != "" {
 		args = append(args, "--config", s.config)
 	}
-	return start(s.tb, "origin", bins.origin, []string{"LISTGATE_DATABASE_URL=" + s.dbURL,
-		"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0"}, args...)
+	env := []string{"LISTGATE_DATABASE_URL=" + s.dbURL,
+		"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0"}
+	if s.public != "" {
+		env = append(env, "LISTGATE_PUBLIC_URL="+s.public)
+	}
+	return start(s.tb, "origin", bins.origin, env, args...)
 }
 
 // edgeOpts are the environment of one edge.
@@ -179,11 +185,16 @@ type edgeOpts struct {
 	redisURL string
 	edges    int
 	yaml     string // the edge's config file, if any
+	addr     string // the listen address; default 127.0.0.1:0
 }
 
 func (s *system) startEdge(o edgeOpts) *proc {
 	s.tb.Helper()
-	env := []string{"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_EDGE_ADDR=127.0.0.1:0",
+	addr := o.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	env := []string{"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_EDGE_ADDR=" + addr,
 		"LISTGATE_ORIGIN_URL=" + s.origin.url()}
 	if o.redisURL != "" {
 		env = append(env, "LISTGATE_REDIS_URL="+o.redisURL)
@@ -202,12 +213,28 @@ func (s *system) startEdge(o edgeOpts) *proc {
 	return start(s.tb, "edge", bins.edge, env, args...)
 }
 
-// cli runs the origin's admin CLI on the system's database and decodes its
-// --json output into dst (when not nil).
-func (s *system) cli(dst any, args ...string) {
+// newPublicSystem is newSystem with an edge at a fixed loopback address
+// that the origin knows as its public URL (where pairing's
+// verification_uri points), and that edge started.
+func newPublicSystem(tb testing.TB) (*system, *proc) {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	s := &system{tb: tb, dbURL: storetest.URL(tb), public: "http://" + addr}
+	s.origin = s.startOrigin()
+	return s, s.startEdge(edgeOpts{addr: addr})
+}
+
+// cliStdin runs the origin's admin CLI like cli, with stdin.
+func (s *system) cliStdin(dst any, stdin string, args ...string) {
 	s.tb.Helper()
 	cmd := exec.Command(bins.origin, args...)
 	cmd.Env = append(os.Environ(), "LISTGATE_DATABASE_URL="+s.dbURL)
+	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr []byte
@@ -221,6 +248,13 @@ func (s *system) cli(dst any, args ...string) {
 			s.tb.Fatalf("origin %s: %q: %v", strings.Join(args, " "), out, err)
 		}
 	}
+}
+
+// cli runs the origin's admin CLI on the system's database and decodes its
+// --json output into dst (when not nil).
+func (s *system) cli(dst any, args ...string) {
+	s.tb.Helper()
+	s.cliStdin(dst, "", args...)
 }
 
 func (s *system) site(plan string) string {
