@@ -38,14 +38,14 @@ request = function()
   return wrk.format("GET", "/v1/sites/%s/agents?page=" .. (1000 + (counter %% 9000)) .. "&per_page=" .. (1 + math.random(99)))
 end
 `, sys.siteID)), 0o644)
-	base := "http://" + sys.edge.addr
+	base := sys.edge.URL()
 	runs := []struct {
 		name, url string
 		headers   []string
 		script    string
 	}{
 		{"forwarded-read", base, []string{"Authorization: Bearer " + sys.readKey}, script},
-		{"origin-direct", "http://" + sys.origin.addr, []string{"X-Listgate-Internal-Token: " + benchToken,
+		{"origin-direct", sys.origin.URL(), []string{"X-Listgate-Internal-Token: " + benchToken,
 			"X-Listgate-Site: " + sys.siteID, "X-Listgate-Key-Id: bench", "X-Listgate-Scopes: agents:read"}, script},
 		{"401-malformed", base + "/v1/sites/" + sys.siteID + "/listings", []string{"Authorization: Bearer lgk_not-a-key"}, ""},
 		{"401-unknown", base + "/v1/sites/" + sys.siteID + "/listings", []string{"Authorization: Bearer " + mustUnknownKey()}, ""},

@@ -48,11 +48,11 @@ func benchEdgeHit(args []string) error {
 
 	// About 10 KB: a page of listings with their agents and media.
 	path := "/v1/sites/" + sys.siteID + "/listings?per_page=4"
-	page, err := fetch("http://"+edge.addr+path, "Bearer "+sys.readKey)
+	page, err := fetch(edge.URL()+path, "Bearer "+sys.readKey)
 	if err != nil {
 		return err
 	}
-	if again, err := fetch("http://"+edge.addr+path, "Bearer "+sys.readKey); err != nil || again != page {
+	if again, err := fetch(edge.URL()+path, "Bearer "+sys.readKey); err != nil || again != page {
 		return fmt.Errorf("the edge did not serve the same page twice (%v)", err)
 	}
 	nginx, err := startNginx(sys.dir, []byte(page))
@@ -65,9 +65,9 @@ func benchEdgeHit(args []string) error {
 		name, url string
 		headers   []string
 	}{
-		{"edge-hit", "http://" + edge.addr + path, []string{"Authorization: Bearer " + sys.readKey}},
+		{"edge-hit", edge.URL() + path, []string{"Authorization: Bearer " + sys.readKey}},
 		{"nginx-static", "http://" + nginx.addr + "/page.json", nil},
-		{"origin-direct", "http://" + origin.addr + path, []string{"X-Listgate-Internal-Token: " + benchToken,
+		{"origin-direct", origin.URL() + path, []string{"X-Listgate-Internal-Token: " + benchToken,
 			"X-Listgate-Site: " + sys.siteID, "X-Listgate-Key-Id: bench", "X-Listgate-Scopes: listings:read"}},
 	}
 	fmt.Printf("edge-hit: %d-byte listing page, wrk -t2 -c%d -d%v, %d alternating rounds\n", len(page), *conns, *dur, *rounds)

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devproc"
 )
 
 // benchToken is the internal token of the processes a benchmark starts.
@@ -15,7 +16,7 @@ const benchToken = "bench-internal-token-0123456789abcdef0123"
 type benchSystem struct {
 	dir          string
 	pg           *devdb.Postgres
-	origin, edge *process
+	origin, edge *devproc.Process
 	siteID       string
 	readKey      string
 }
@@ -54,12 +55,12 @@ func startSystem(ctx context.Context) (s *benchSystem, err error) {
 	if err := cli(ctx, originBin, dbURL, nil, "sites", "set-plan", s.siteID, "enterprise"); err != nil {
 		return nil, err
 	}
-	if s.origin, err = startProcess(originBin, []string{"LISTGATE_DATABASE_URL=" + dbURL,
-		"LISTGATE_INTERNAL_TOKEN=" + benchToken, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0"}, "serve"); err != nil {
+	if s.origin, err = devproc.Start(originBin, devproc.Options{Args: []string{"serve"}, Env: []string{
+		"LISTGATE_DATABASE_URL=" + dbURL, "LISTGATE_INTERNAL_TOKEN=" + benchToken, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0"}}); err != nil {
 		return nil, err
 	}
-	if s.edge, err = startProcess(edgeBin, []string{"LISTGATE_INTERNAL_TOKEN=" + benchToken,
-		"LISTGATE_EDGE_ADDR=127.0.0.1:0", "LISTGATE_ORIGIN_URL=http://" + s.origin.addr}); err != nil {
+	if s.edge, err = devproc.Start(edgeBin, devproc.Options{Env: []string{"LISTGATE_INTERNAL_TOKEN=" + benchToken,
+		"LISTGATE_EDGE_ADDR=127.0.0.1:0", "LISTGATE_ORIGIN_URL=" + s.origin.URL()}}); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -67,10 +68,10 @@ func startSystem(ctx context.Context) (s *benchSystem, err error) {
 
 func (s *benchSystem) close() {
 	if s.edge != nil {
-		s.edge.stop()
+		s.edge.Stop()
 	}
 	if s.origin != nil {
-		s.origin.stop()
+		s.origin.Stop()
 	}
 	if s.pg != nil {
 		s.pg.Close()

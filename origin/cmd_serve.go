@@ -29,6 +29,7 @@ import (
 	usagereport "github.com/listgate/listgate/origin/usage"
 	"github.com/listgate/listgate/pkg/config"
 	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devproc"
 )
 
 func cmdServe(ctx context.Context, args []string, e *env) error {
@@ -223,10 +224,10 @@ func cmdDev(ctx context.Context, args []string, e *env) error {
 	}
 	dashNote := demoUser(ctx, db, demo.Site.ID)
 	db.Close()
-	var edge *edgeProcess
+	var edge *devproc.Process
 	defer func() {
 		if edge != nil {
-			edge.stop()
+			edge.Stop()
 		}
 	}()
 	return serve(ctx, cfg, false, e, func(addr string) {
@@ -239,7 +240,7 @@ func cmdDev(ctx context.Context, args []string, e *env) error {
 		front := "http://" + addr
 		edgeLine := "not started: " + fmt.Sprint(err)
 		if err == nil {
-			front = "http://" + edge.addr
+			front = edge.URL()
 			edgeLine = front + "   (the public API: keys, limits, cache)"
 		}
 		fmt.Fprintf(e.stdout, `

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -12,8 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +18,7 @@ import (
 
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devproc"
 )
 
 var bins struct {
@@ -51,98 +49,33 @@ func TestMain(m *testing.M) {
 
 const token = "e2e-internal-token-0123456789abcdef0123456789"
 
-// proc is a running edge or origin process.
+// proc is a running edge or origin process, stopped when the test ends.
 type proc struct {
+	*devproc.Process
 	name string
-	cmd  *exec.Cmd
 	addr string
-	done chan struct{}
-	mu   sync.Mutex
-	logs bytes.Buffer
 }
 
-// start runs bin with env, waits for its "listening" log line and returns
-// it; the process is stopped when the test ends, and its log is printed if
-// the test failed.
+// start runs bin with env and waits for it to listen; the process is
+// stopped when the test ends, and its log is printed if the test failed.
 func start(tb testing.TB, name, bin string, env []string, args ...string) *proc {
 	tb.Helper()
-	p := &proc{name: name, done: make(chan struct{})}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stderr, err := p.cmd.StderrPipe()
+	p, err := devproc.Start(bin, devproc.Options{Env: env, Args: args})
 	if err != nil {
-		tb.Fatal(err)
+		tb.Fatalf("%s: %v", name, err)
 	}
-	p.cmd.Stdout = io.Discard
-	if err := p.cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Bytes()
-			p.mu.Lock()
-			p.logs.Write(line)
-			p.logs.WriteByte('\n')
-			p.mu.Unlock()
-			var m struct{ Msg, Addr string }
-			if json.Unmarshal(line, &m) == nil && strings.HasSuffix(m.Msg, "listening") {
-				select {
-				case addrc <- m.Addr:
-				default:
-				}
-			}
-		}
-	}()
-	go func() { p.cmd.Wait(); close(p.done) }()
 	tb.Cleanup(func() {
-		p.stop()
+		p.Stop()
 		if tb.Failed() {
-			tb.Logf("--- %s log ---\n%s", p.name, p.log())
+			tb.Logf("--- %s log ---\n%s", name, p.Logs())
 		}
 	})
-	select {
-	case p.addr = <-addrc:
-	case <-p.done:
-		tb.Fatalf("%s exited at start:\n%s", name, p.log())
-	case <-time.After(30 * time.Second):
-		tb.Fatalf("%s did not start:\n%s", name, p.log())
-	}
-	return p
+	return &proc{Process: p, name: name, addr: p.Addr}
 }
 
-func (p *proc) log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.logs.String()
-}
-
-// stop sends SIGTERM and waits for the exit (SIGKILL after 10 s).
-func (p *proc) stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-// kill stops the process abruptly, as a crash would.
-func (p *proc) kill() {
-	p.cmd.Process.Kill()
-	<-p.done
-}
-
-func (p *proc) url() string { return "http://" + p.addr }
+func (p *proc) stop()       { p.Stop() }
+func (p *proc) kill()       { p.Kill() }
+func (p *proc) url() string { return p.URL() }
 
 // system is an origin with its database and any number of edges.
 type system struct {
