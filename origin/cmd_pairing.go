@@ -8,21 +8,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pairing"
-	"github.com/listgate/listgate/pairing/pairinghttp"
 	"github.com/listgate/listgate/pkg/config"
 )
-
-// newPairingAPI builds the pairing routes the origin serves.
-func newPairingAPI(db *store.DB, cfg config.Origin, log *slog.Logger) (*pairinghttp.Handler, error) {
-	svc, err := pairing.New(pairing.Config{Store: db.Pairings(), PublicURL: cfg.PublicURL, Log: log})
-	if err != nil {
-		return nil, err
-	}
-	return pairinghttp.New(pairinghttp.Config{Service: svc, ClientIP: api.ClientIP})
-}
 
 // pairingService is the service the pairing commands use: an operator's,
 // with no per-IP or per-account limit (Actor is empty).

@@ -79,11 +79,7 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 	if err != nil {
 		return err
 	}
-	pairings, err := newPairingAPI(db, cfg, log)
-	if err != nil {
-		return err
-	}
-	dash, err := newDashboard(db, cfg, log)
+	pairings, dash, err := newPairingAndDashboard(db, cfg, log)
 	if err != nil {
 		return err
 	}

@@ -13,22 +13,28 @@ import (
 	"github.com/listgate/listgate/origin/dashboard"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pairing"
+	"github.com/listgate/listgate/pairing/pairinghttp"
 	"github.com/listgate/listgate/pkg/config"
 )
 
-// newDashboard builds the staff dashboard the origin serves under
-// /dashboard, with a pairing service of its own whose wrong-code limits
-// are the dashboard's (per client IP and per account).
-func newDashboard(db *store.DB, cfg config.Origin, log *slog.Logger) (*dashboard.Handler, error) {
+// newPairingAndDashboard builds the pairing routes and the staff dashboard
+// over one pairing service: a code's wrong entries and the per-IP and
+// per-account limits count the same whichever door they come through.
+func newPairingAndDashboard(db *store.DB, cfg config.Origin, log *slog.Logger) (*pairinghttp.Handler, *dashboard.Handler, error) {
 	perIP := pairing.NewWindowLimiter(10, 10*time.Minute)
 	perAccount := pairing.NewWindowLimiter(10, 10*time.Minute)
 	svc, err := pairing.New(pairing.Config{Store: db.Pairings(), PublicURL: cfg.PublicURL, Log: log,
 		WrongEntriesPerIP: perIP, WrongEntriesPerAccount: perAccount})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return dashboard.New(dashboard.Config{DB: db, Pairing: svc, EntriesPerIP: perIP,
+	routes, err := pairinghttp.New(pairinghttp.Config{Service: svc, ClientIP: api.ClientIP})
+	if err != nil {
+		return nil, nil, err
+	}
+	dash, err := dashboard.New(dashboard.Config{DB: db, Pairing: svc, EntriesPerIP: perIP,
 		EntriesPerAccount: perAccount, ClientIP: api.ClientIP, Log: log})
+	return routes, dash, err
 }
 
 // createdUser is the --json output of users create.
