@@ -14,6 +14,11 @@ import (
 // scenarios maps a scenario's name to its runner.
 var scenarios = map[string]func(args []string) error{}
 
+// quick is set by -quick (make bench-quick): every scenario runs briefly and
+// checks only its correctness counts (zero lost leads, exact limits), never
+// speed.
+var quick bool
+
 func main() {
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: go run ./bench [scenario [flags]]\n\nscenarios:\n")
@@ -21,6 +26,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "  %s\n", n)
 		}
 	}
+	flag.BoolVar(&quick, "quick", false, "run each scenario briefly as a smoke test of its correctness counts")
 	flag.Parse()
 	if len(scenarios) == 0 {
 		fmt.Println("bench: no scenarios yet")
