@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -10,8 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"time"
 
 	"github.com/listgate/listgate/pkg/devdb"
@@ -184,18 +181,3 @@ func (p *nginxProcess) stop() {
 }
 
 func freePort() (int, error) { return devdb.FreePort() }
-
-// writeResults writes bench/results/<date>-<commit>-<scenario>.json.
-func writeResults(scenario string, v map[string]any) error {
-	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-	host, _ := os.Hostname()
-	v["scenario"] = scenario
-	v["commit"] = strings.TrimSpace(string(commit))
-	v["date"] = time.Now().UTC().Format(time.RFC3339)
-	v["machine"] = map[string]any{"host": host, "cpus": runtime.NumCPU()}
-	b, _ := json.MarshalIndent(v, "", "  ")
-	os.MkdirAll("bench/results", 0o755)
-	name := filepath.Join("bench/results", time.Now().UTC().Format("2006-01-02")+"-"+strings.TrimSpace(string(commit))+"-"+scenario+".json")
-	fmt.Printf("%s: results in %s\n", scenario, name)
-	return os.WriteFile(name, b, 0o644)
-}
