@@ -99,21 +99,7 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 	}()
 	// The event hub stops with ctx too, which ends the open event streams
 	// so that Shutdown can complete.
-	// Usage counts older than two days are no chart's business.
-	go func() {
-		t := time.NewTicker(time.Hour)
-		defer t.Stop()
-		for {
-			select {
-			case <-wctx.Done():
-				return
-			case now := <-t.C:
-				if _, err := db.PruneUsage(wctx, now.Add(-48*time.Hour)); err != nil && wctx.Err() == nil {
-					log.Warn("prune usage", "err", err)
-				}
-			}
-		}
-	}()
+	go sweepLoop(wctx, db, log)
 	hubDone := make(chan struct{})
 	go func() {
 		defer close(hubDone)
@@ -278,4 +264,32 @@ func demoUser(ctx context.Context, db *store.DB, siteID string) string {
 		return "no demo user: " + err.Error()
 	}
 	return "sign in as " + email + " with " + password
+}
+
+// sweepInterval is how often an origin deletes what has expired.
+const sweepInterval = 10 * time.Minute
+
+// usageRetention is how long per-minute usage counts are kept: the
+// dashboard charts the last hour.
+const usageRetention = 48 * time.Hour
+
+// sweepLoop runs store.Sweep now and every sweepInterval until ctx ends.
+func sweepLoop(ctx context.Context, db *store.DB, log *slog.Logger) {
+	t := time.NewTicker(sweepInterval)
+	defer t.Stop()
+	for {
+		swept, err := db.Sweep(ctx, time.Now(), usageRetention)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("sweep", "err", err)
+		case swept.Total() > 0:
+			log.Info("swept expired rows", "idempotency_keys", swept.IdempotencyKeys, "sessions", swept.Sessions,
+				"oauth_tokens", swept.OAuthTokens, "usage_minutes", swept.Usage, "pairings_expired", swept.Pairings)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

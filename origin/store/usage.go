@@ -89,13 +89,3 @@ func (db *DB) UsageLastHour(ctx context.Context, siteID string, now time.Time) (
 	}
 	return out, nil
 }
-
-// PruneUsage deletes the counts of minutes before before and returns how
-// many rows it deleted.
-func (db *DB) PruneUsage(ctx context.Context, before time.Time) (int64, error) {
-	tag, err := db.Pool.Exec(ctx, `DELETE FROM usage_minutes WHERE minute < $1`, before)
-	if err != nil {
-		return 0, fmt.Errorf("store: prune usage: %w", err)
-	}
-	return tag.RowsAffected(), nil
-}

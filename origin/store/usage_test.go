@@ -87,9 +87,9 @@ func TestUsage(t *testing.T) {
 		}
 	}
 
-	n, err := db.PruneUsage(ctx, m.Add(-59*time.Minute))
-	if err != nil || n != 1 {
-		t.Fatalf("pruned %d, %v; want 1", n, err)
+	swept, err := db.Sweep(ctx, m, 59*time.Minute)
+	if err != nil || swept.Usage != 1 {
+		t.Fatalf("swept %+v, %v; want 1 usage row", swept, err)
 	}
 	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM usage_minutes`).Scan(&rows); err != nil || rows != 3 {
 		t.Fatalf("%d rows left, %v; want 3", rows, err)
