@@ -284,7 +284,7 @@ func sweepLoop(ctx context.Context, db *store.DB, log *slog.Logger) {
 			log.Warn("sweep", "err", err)
 		case swept.Total() > 0:
 			log.Info("swept expired rows", "idempotency_keys", swept.IdempotencyKeys, "sessions", swept.Sessions,
-				"oauth_tokens", swept.OAuthTokens, "usage_minutes", swept.Usage, "pairings_expired", swept.Pairings)
+				"oauth_tokens", swept.OAuthTokens, "usage_minutes", swept.Usage, "feed_jobs", swept.FeedJobs, "pairings_expired", swept.Pairings)
 		}
 		select {
 		case <-ctx.Done():

@@ -156,14 +156,15 @@ func (db *DB) RetryFeedJob(ctx context.Context, id string, attempt int, delay ti
 }
 
 // FinishFeedJob records the outcome of a job the worker holds: status done
-// or failed, and the importer's counts and errors as JSON. It reports false
+// or failed, and the importer's counts and errors as JSON, and drops the
+// stored feed: it has been applied, and it names people. It reports false
 // when the worker lost the job (nothing is written then).
 func (db *DB) FinishFeedJob(ctx context.Context, id string, attempt int, status string, counts, errs []byte) (bool, error) {
 	if status != FeedDone && status != FeedFailed {
 		return false, fmt.Errorf("store: finish feed job: status %q is not final", status)
 	}
 	tag, err := db.Pool.Exec(ctx, `UPDATE feed_jobs SET status = $3, counts = $4, errors = $5,
-			finished_at = now(), lease_until = NULL
+			finished_at = now(), lease_until = NULL, body = NULL
 		WHERE id = $1 AND attempts = $2 AND status = 'processing'`, id, attempt, status, counts, errs)
 	if err != nil {
 		return false, fmt.Errorf("store: finish feed job: %w", err)

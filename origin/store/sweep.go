@@ -17,16 +17,22 @@ type Swept struct {
 	OAuthTokens     int64
 	Usage           int64
 	Pairings        int64
+	FeedJobs        int64
 }
 
 // Total is the number of rows Sweep touched.
 func (s Swept) Total() int64 {
-	return s.IdempotencyKeys + s.Sessions + s.OAuthTokens + s.Usage + s.Pairings
+	return s.IdempotencyKeys + s.Sessions + s.OAuthTokens + s.Usage + s.Pairings + s.FeedJobs
 }
 
+// FeedJobRetention is how long a finished feed job's status stays readable
+// at GET /v1/feeds/{feed_id}.
+const FeedJobRetention = 30 * 24 * time.Hour
+
 // Sweep deletes what is past its use at now: idempotency records and
-// dashboard sessions and upload tokens that have expired, and usage counts
-// older than usageRetention; and it marks pending pairings whose codes have
+// dashboard sessions and upload tokens that have expired, usage counts
+// older than usageRetention and feed jobs finished more than
+// FeedJobRetention ago; and it marks pending pairings whose codes have
 // expired as expired. Each kind is deleted in batches of sweepBatch rows.
 // Everything swept was already ignored by the code that reads it; Sweep only
 // keeps the tables from growing. Safe to run from several origins at once.
@@ -41,6 +47,8 @@ func (db *DB) Sweep(ctx context.Context, now time.Time, usageRetention time.Dura
 		{"dashboard sessions", "dashboard_sessions", "expires_at", now, &s.Sessions},
 		{"oauth tokens", "oauth_tokens", "expires_at", now, &s.OAuthTokens},
 		{"usage", "usage_minutes", "minute", now.Add(-usageRetention), &s.Usage},
+		// Only finished jobs have finished_at.
+		{"feed jobs", "feed_jobs", "finished_at", now.Add(-FeedJobRetention), &s.FeedJobs},
 	} {
 		// The table and column names are constants of this function.
 		q := fmt.Sprintf(`DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(

@@ -42,14 +42,19 @@ func TestSweep(t *testing.T) {
 			site.ID, now.Add(-age))
 	}
 
+	for _, age := range []time.Duration{31 * 24 * time.Hour, 29 * 24 * time.Hour} {
+		exec(`INSERT INTO feed_jobs (site_id, status, finished_at) VALUES ($1, 'done', $2)`, site.ID, now.Add(-age))
+	}
+	exec(`INSERT INTO feed_jobs (site_id, status) VALUES ($1, 'queued')`, site.ID)
+
 	got, err := db.Sweep(ctx, now, 48*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.IdempotencyKeys != 3 || got.Sessions != 1 || got.OAuthTokens != 2 || got.Usage != 2 || got.Total() != 8 {
-		t.Fatalf("swept %+v; want 3 idempotency keys, 1 session, 2 tokens, 2 usage rows", got)
+	if got.IdempotencyKeys != 3 || got.Sessions != 1 || got.OAuthTokens != 2 || got.Usage != 2 || got.FeedJobs != 1 || got.Total() != 9 {
+		t.Fatalf("swept %+v; want 3 idempotency keys, 1 session, 2 tokens, 2 usage rows, 1 feed job", got)
 	}
-	for table, want := range map[string]int{"idempotency_keys": 1, "dashboard_sessions": 2, "oauth_tokens": 1, "usage_minutes": 1} {
+	for table, want := range map[string]int{"idempotency_keys": 1, "dashboard_sessions": 2, "oauth_tokens": 1, "usage_minutes": 1, "feed_jobs": 2} {
 		var n int
 		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil || n != want {
 			t.Errorf("%s: %d rows left, %v; want %d", table, n, err, want)

@@ -77,6 +77,11 @@ func TestSecondUploadIsUnchanged(t *testing.T) {
 	if second.Counts != want {
 		t.Errorf("second import %+v, want %+v", second.Counts, want)
 	}
+	// An applied feed is not kept: it names people.
+	var kept int
+	if err := h.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM feed_jobs WHERE body IS NOT NULL`).Scan(&kept); err != nil || kept != 0 {
+		t.Errorf("%d finished jobs keep their feed (%v)", kept, err)
+	}
 }
 
 // insertDeadJob stores a job as an origin that died mid-import leaves it:
