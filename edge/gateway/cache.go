@@ -159,15 +159,19 @@ func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how s
 	ctx.SetStatusCode(e.Status)
 	h.SetContentTypeBytes(e.ContentType)
 	ae := ctx.Request.Header.Peek("Accept-Encoding")
-	if e.Brotli != nil && accepts(ae, "br") {
-		h.Set("Content-Encoding", "br")
-		ctx.Response.SetBodyRaw(e.Brotli)
-		return
+	if accepts(ae, "br") {
+		if br := e.Brotli(); br != nil {
+			h.Set("Content-Encoding", "br")
+			ctx.Response.SetBodyRaw(br)
+			return
+		}
 	}
-	if e.Gzip != nil && accepts(ae, "gzip") {
-		h.Set("Content-Encoding", "gzip")
-		ctx.Response.SetBodyRaw(e.Gzip)
-		return
+	if accepts(ae, "gzip") {
+		if gz := e.Gzip(); gz != nil {
+			h.Set("Content-Encoding", "gzip")
+			ctx.Response.SetBodyRaw(gz)
+			return
+		}
 	}
 	h.Del("Content-Encoding")
 	ctx.Response.SetBodyRaw(e.Body)

@@ -1,8 +1,8 @@
 // Package respcache is the edge's response cache for listing reads
 // (DESIGN.md §3). Entries are keyed by site, the site's content generation,
-// path and canonical query; each holds the origin's body once as sent and
-// once gzip- and once brotli-compressed, with its ETag and freshness from the origin's
-// Cache-Control. A site.content_changed event bumps the site's generation,
+// path and canonical query; each holds the origin's body as sent and, made
+// on the first request that asks for them, gzip- and brotli-compressed
+// copies, with its ETag and freshness from the origin's Cache-Control. A site.content_changed event bumps the site's generation,
 // which makes every older entry of that site unreachable at once.
 //
 // The package does no JSON work: the gateway asks it for entries and hands
@@ -22,7 +22,10 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Entry is one cached response. It is immutable once stored.
+// Entry is one cached response. Its fields are immutable once stored; its
+// compressed copies are made once each, by the first request that wants
+// them (Gzip, Brotli), so a miss pays for no compression its client does
+// not ask for.
 type Entry struct {
 	Status      int
 	ContentType []byte
@@ -30,12 +33,6 @@ type Entry struct {
 	CacheControl []byte
 	ETag         []byte
 	Body         []byte
-	// Gzip is Body gzip-compressed, or nil when that does not pay.
-	Gzip []byte
-	// Brotli is Body brotli-compressed (level 5), or nil when that does
-	// not pay. On a 60 KB listing page it is a fifth smaller than gzip for
-	// about 3 ms of work once per entry.
-	Brotli []byte
 	// Message is a cached 404's error message (its body is rebuilt for
 	// each request, with that request's id).
 	Message  string
@@ -44,6 +41,33 @@ type Entry struct {
 	// stale-if-error.
 	Fresh, SWR, SIE time.Duration
 	refreshing      atomic.Bool
+
+	// compress is set when Body is long enough to be worth compressing.
+	compress         bool
+	gzipOnce, brOnce sync.Once
+	gzipBody, brBody []byte
+}
+
+// Gzip returns Body gzip-compressed, or nil when that does not pay (a
+// short body, or one that shrinks by less than a tenth). The first call
+// compresses; later and concurrent calls share its result.
+func (e *Entry) Gzip() []byte {
+	if !e.compress {
+		return nil
+	}
+	e.gzipOnce.Do(func() { e.gzipBody = gzipped(e.Body) })
+	return e.gzipBody
+}
+
+// Brotli returns Body brotli-compressed at level 5, or nil when that does
+// not pay, made once like Gzip. On a 60 KB listing page it is a fifth
+// smaller than gzip for about 3 ms of work once per entry.
+func (e *Entry) Brotli() []byte {
+	if !e.compress {
+		return nil
+	}
+	e.brOnce.Do(func() { e.brBody = brotlied(e.Body) })
+	return e.brBody
 }
 
 // State is what an entry is worth at a given time.
@@ -188,11 +212,13 @@ func (c *Cache) Put(key []byte, status int, contentType, cacheControl, etag, bod
 	e.CacheControl = bytes.Clone(cacheControl)
 	e.ETag = bytes.Clone(etag)
 	e.Body = bytes.Clone(body)
-	if len(body) >= c.minGzip {
-		e.Gzip = gzipped(body)
-		e.Brotli = brotlied(body)
+	e.compress = len(body) >= c.minGzip
+	// The cost counts the compressed copies before they exist, at half the
+	// body for both (JSON pages compress to well under a quarter each).
+	cost := int64(len(e.Body)+len(key)) + 256
+	if e.compress {
+		cost += int64(len(e.Body) / 2)
 	}
-	cost := int64(len(e.Body)+len(e.Gzip)+len(e.Brotli)+len(key)) + 256
 	c.c.SetWithTTL(string(key), e, cost, e.Fresh+max(e.SWR, e.SIE))
 	c.c.Wait()
 	return e

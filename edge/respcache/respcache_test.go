@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/valyala/fasthttp"
 )
@@ -61,15 +62,29 @@ func TestPutGetStatesAndInvalidation(t *testing.T) {
 	body := []byte(strings.Repeat(`{"listing":"a family home near parks"},`, 100))
 	key := c.AppendKey(nil, []byte("site-a"), []byte("/v1/sites/site-a/listings"), []byte("sort=price&page=1"))
 	e := c.Put(key, 200, []byte("application/json"), []byte("max-age=60, stale-while-revalidate=30, stale-if-error=600"), []byte(`"e1"`), body, now)
-	if e == nil || e.Gzip == nil || len(e.Gzip) >= len(body) {
+	if e == nil || e.gzipBody != nil || e.brBody != nil {
+		t.Fatalf("entry %+v: compressed before anyone asked", e)
+	}
+	// Concurrent first requests share one compression.
+	gz := make(chan []byte, 8)
+	for range 8 {
+		go func() { gz <- e.Gzip() }()
+	}
+	first := <-gz
+	for range 7 {
+		if g := <-gz; unsafe.SliceData(g) != unsafe.SliceData(first) {
+			t.Fatal("gzip made twice")
+		}
+	}
+	if e.brBody != nil || e.Gzip() == nil || len(e.Gzip()) >= len(body) {
 		t.Fatalf("entry %+v", e)
 	}
-	zr, _ := gzip.NewReader(bytes.NewReader(e.Gzip))
+	zr, _ := gzip.NewReader(bytes.NewReader(e.Gzip()))
 	if unz, _ := io.ReadAll(zr); !bytes.Equal(unz, body) {
 		t.Fatal("gzip variant is not the body")
 	}
-	if unbr, err := fasthttp.AppendUnbrotliBytes(nil, e.Brotli); err != nil || !bytes.Equal(unbr, body) || len(e.Brotli) >= len(e.Gzip) {
-		t.Fatalf("brotli variant: %d bytes, %v", len(e.Brotli), err)
+	if unbr, err := fasthttp.AppendUnbrotliBytes(nil, e.Brotli()); err != nil || !bytes.Equal(unbr, body) || len(e.Brotli()) >= len(e.Gzip()) {
+		t.Fatalf("brotli variant: %d bytes, %v", len(e.Brotli()), err)
 	}
 	got, ok := c.Get(c.AppendKey(nil, []byte("site-a"), []byte("/v1/sites/site-a/listings"), []byte("page=1&sort=price")))
 	if !ok || got != e {
