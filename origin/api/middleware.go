@@ -176,6 +176,11 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		}
 		d := time.Since(start)
 		pattern := r.Pattern
+		if pattern == "" {
+			// identify hands the mux a copy of r (WithContext) when the
+			// edge sent it, and the mux records the pattern on the copy.
+			_, pattern = s.mux.Handler(r)
+		}
 		if pattern == "" || pattern == "/" {
 			pattern = "unmatched"
 		}
