@@ -84,3 +84,43 @@ func TestRedisAnswersAndKill(t *testing.T) {
 		t.Fatal("redis still answers after Kill")
 	}
 }
+
+func TestPostgresStopAndRestartKeepData(t *testing.T) {
+	pg := NewTestCluster(t)
+	ctx := context.Background()
+	if err := execSQL(ctx, pg.URL, "CREATE TABLE kept (v int); INSERT INTO kept VALUES (42)"); err != nil {
+		t.Fatal(err)
+	}
+	pg.Stop()
+	pg.Stop() // stopping a stopped server does nothing
+	if err := execSQL(ctx, pg.URL, "SELECT 1"); err == nil {
+		t.Fatal("server still answers after Stop")
+	}
+	port := pg.Port
+	if err := pg.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if pg.Port != port {
+		t.Fatalf("port changed from %d to %d", port, pg.Port)
+	}
+	conn, err := pgx.Connect(ctx, pg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	err = conn.QueryRow(ctx, "SELECT v FROM kept").Scan(&v)
+	conn.Close(ctx)
+	if err != nil || v != 42 {
+		t.Fatalf("after restart: %d, %v; want the row written before the stop", v, err)
+	}
+	// Restart of a running server stops it first.
+	if err := pg.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Restart(ctx); err == nil {
+		t.Error("Restart after Close succeeded")
+	}
+}

@@ -33,14 +33,21 @@ import (
 var ErrMissingBinary = errors.New("server binary not found")
 
 // Postgres is a running throwaway PostgreSQL cluster. Close stops it and
-// removes its data directory. Safe for concurrent use.
+// removes its data directory; Stop and Restart take it down and bring it
+// back on the same data directory and port, for fault tests. Safe for
+// concurrent use.
 type Postgres struct {
 	// URL is a connection string for the superuser `postgres` and the
 	// database `postgres`, on 127.0.0.1 with trust authentication.
 	URL  string
 	Port int
 
-	dir      string
+	dir, dataDir, binDir string
+	cred                 *syscall.Credential
+	log                  *os.File
+
+	mu       sync.Mutex // serialises Stop, Restart and Close
+	closed   bool
 	cmd      *exec.Cmd
 	exited   chan struct{}
 	waitErr  error
@@ -107,23 +114,12 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Postgres, error)
 			os.RemoveAll(dir)
 			return nil, err
 		}
-		p := &Postgres{Port: port, dir: dir, exited: make(chan struct{})}
+		p := &Postgres{Port: port, dir: dir, dataDir: dataDir, binDir: binDir, cred: cred, log: opts.Log}
 		p.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
-		p.cmd = exec.Command(filepath.Join(binDir, "postgres"),
-			"-D", dataDir, "-p", strconv.Itoa(port), "-k", dir,
-			"-c", "listen_addresses=127.0.0.1",
-			"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-			"-c", "max_connections=200", "-c", "shared_buffers=128MB",
-			"-c", "log_min_messages=warning")
-		p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		if opts.Log != nil {
-			p.cmd.Stdout, p.cmd.Stderr = opts.Log, opts.Log
-		}
-		if err := p.cmd.Start(); err != nil {
+		if err := p.launch(); err != nil {
 			os.RemoveAll(dir)
-			return nil, fmt.Errorf("devdb: start postgres: %w", err)
+			return nil, err
 		}
-		go func() { p.waitErr = p.cmd.Wait(); close(p.exited) }()
 		if lastErr = p.waitReady(ctx); lastErr == nil {
 			return p, nil
 		}
@@ -136,8 +132,31 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Postgres, error)
 	return nil, fmt.Errorf("devdb: postgres did not start: %w", lastErr)
 }
 
+// launch starts the server on p's data directory and port without waiting
+// for it to answer.
+func (p *Postgres) launch() error {
+	p.exited = make(chan struct{})
+	p.cmd = exec.Command(filepath.Join(p.binDir, "postgres"),
+		"-D", p.dataDir, "-p", strconv.Itoa(p.Port), "-k", p.dir,
+		"-c", "listen_addresses=127.0.0.1",
+		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "max_connections=200", "-c", "shared_buffers=128MB",
+		"-c", "log_min_messages=warning")
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if p.log != nil {
+		p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	}
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("devdb: start postgres: %w", err)
+	}
+	cmd, exited := p.cmd, p.exited
+	go func() { p.waitErr = cmd.Wait(); close(exited) }()
+	return nil
+}
+
 // waitReady connects until the server answers, it exits, or ctx ends.
 func (p *Postgres) waitReady(ctx context.Context) error {
+	exited := p.exited
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -148,7 +167,7 @@ func (p *Postgres) waitReady(ctx context.Context) error {
 			return conn.Close(ctx)
 		}
 		select {
-		case <-p.exited:
+		case <-exited:
 			return fmt.Errorf("server exited: %v", p.waitErr)
 		case <-ctx.Done():
 			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
@@ -158,7 +177,7 @@ func (p *Postgres) waitReady(ctx context.Context) error {
 }
 
 // stop asks for a fast shutdown and waits for it, killing the server if it
-// takes more than 10 seconds.
+// takes more than 10 seconds. It does nothing to a server that has exited.
 func (p *Postgres) stop() {
 	_ = p.cmd.Process.Signal(syscall.SIGINT)
 	select {
@@ -169,10 +188,47 @@ func (p *Postgres) stop() {
 	}
 }
 
+// Stop shuts the server down as an operator's restart would (a fast
+// shutdown: open sessions are ended, clients see their connections close)
+// and keeps its data directory, so that Restart can start it again.
+// Stopping a stopped server does nothing.
+func (p *Postgres) Stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stop()
+}
+
+// Restart starts the server again on the same data directory and port,
+// stopping it first if it runs, and waits until it answers or ctx ends (at
+// most 60 s). What was committed before the stop is there afterwards, and
+// URL and DatabaseURL stay valid. It fails after Close, and when the port
+// was taken meanwhile.
+func (p *Postgres) Restart(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errors.New("devdb: restart of a closed postgres")
+	}
+	p.stop()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := p.launch(); err != nil {
+		return err
+	}
+	if err := p.waitReady(ctx); err != nil {
+		p.stop()
+		return fmt.Errorf("devdb: postgres did not restart on port %d: %w", p.Port, err)
+	}
+	return nil
+}
+
 // Close stops the server and removes its directory. Calling it again returns
 // the first result.
 func (p *Postgres) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.closeOne.Do(func() {
+		p.closed = true
 		p.stop()
 		p.closeErr = os.RemoveAll(p.dir)
 	})
