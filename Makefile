@@ -37,8 +37,12 @@ lint: fmt-check vet ## gofmt check and go vet
 	@echo "lint: ok"
 
 .PHONY: bench
-bench: ## load scenarios and comparisons (go run ./bench)
+bench: ## every load scenario and comparison, under 15 minutes; results in bench/results (go run ./bench)
 	$(GO) run ./bench
+
+.PHONY: bench-quick
+bench-quick: ## each load scenario for a few seconds, checking only correctness counts; results in a temporary directory
+	$(GO) run ./bench -quick
 
 .PHONY: build
 build: ## build bin/origin and bin/edge

@@ -9,22 +9,35 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/listgate/listgate/pkg/devdb"
 )
 
-func init() { scenarios["edge-hit"] = benchEdgeHit }
+func init() {
+	scenarios["edge-hit"] = benchEdgeHit
+	plans["edge-hit"] = func(q bool) time.Duration {
+		d, r, l := 8*time.Second, 2, 10*time.Second
+		if q {
+			d, r, l = 2*time.Second, 1, time.Second
+		}
+		// wrk: three targets per round; open model: two targets.
+		return systemSetup + time.Duration(3*r)*d + latencyPlan(2, l)
+	}
+}
 
 // benchEdgeHit compares a cached ~10 KB listing page through the whole edge
 // path (auth, scope, limit on an Enterprise site, cache) with nginx serving
 // the identical bytes as a static file and with the origin answering the
-// same page from Postgres: same wrk settings, same run, alternating.
+// same page from Postgres: same wrk settings, same run, alternating. Then
+// the edge and the origin at fixed rates (open model) for their latency.
 func benchEdgeHit(args []string) error {
 	fs := flag.NewFlagSet("edge-hit", flag.ContinueOnError)
-	dur := fs.Duration("duration", 10*time.Second, "duration of each wrk run")
+	dur := fs.Duration("duration", def(8*time.Second, 2*time.Second), "duration of each wrk run")
 	conns := fs.Int("connections", 64, "wrk connections")
-	rounds := fs.Int("rounds", 2, "alternating rounds")
+	rounds := fs.Int("rounds", def(2, 1), "alternating rounds")
+	latDur := fs.Duration("latency-duration", def(10*time.Second, time.Second), "duration of each fixed-rate run (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -58,14 +71,15 @@ func benchEdgeHit(args []string) error {
 	}
 	defer nginx.stop()
 
+	originHeaders := []string{"X-Listgate-Internal-Token: " + benchToken,
+		"X-Listgate-Site: " + sys.siteID, "X-Listgate-Key-Id: bench", "X-Listgate-Scopes: listings:read"}
 	targets := []struct {
 		name, url string
 		headers   []string
 	}{
 		{"edge-hit", edge.URL() + path, []string{"Authorization: Bearer " + sys.readKey}},
 		{"nginx-static", "http://" + nginx.addr + "/page.json", nil},
-		{"origin-direct", origin.URL() + path, []string{"X-Listgate-Internal-Token: " + benchToken,
-			"X-Listgate-Site: " + sys.siteID, "X-Listgate-Key-Id: bench", "X-Listgate-Scopes: listings:read"}},
+		{"origin-direct", origin.URL() + path, originHeaders},
 	}
 	fmt.Printf("edge-hit: %d-byte listing page, wrk -t2 -c%d -d%v, %d alternating rounds\n", len(page), *conns, *dur, *rounds)
 	best := map[string]wrkResult{}
@@ -79,14 +93,77 @@ func benchEdgeHit(args []string) error {
 			if r.RPS > best[t.name].RPS {
 				best[t.name] = r
 			}
+			if r.Non2xx > 0 {
+				return fmt.Errorf("%s: %d of %d answers were not 2xx", t.name, r.Non2xx, r.Requests)
+			}
 		}
 	}
 	e, n, o := best["edge-hit"], best["nginx-static"], best["origin-direct"]
-	fmt.Printf("edge-hit: best of %d: edge/nginx = %.2f, edge/origin-direct = %.1f\n", *rounds, e.RPS/n.RPS, e.RPS/o.RPS)
-	return writeResults("edge-hit", map[string]any{
+	summarize("edge-hit", "best of %d wrk rounds (-c%d -d%v): edge %s req/s, nginx %s, origin-direct %s; edge/nginx = %s, edge/origin-direct = %s",
+		*rounds, *conns, *dur, fmtRate(e.RPS), fmtRate(n.RPS), fmtRate(o.RPS), fmtRatio(e.RPS/n.RPS), fmtRatio(e.RPS/o.RPS))
+	addTable("edge-hit", wrkTable(fmt.Sprintf("A %d-byte listing page, `wrk -t2 -c%d -d%v`, best of %d alternating rounds:", len(page), *conns, *dur, *rounds),
+		[]wrkResult{e, n, o}, 0))
+	addBars("edge-hit", barChart{Name: "throughput", Title: fmt.Sprintf("Cached listing page (%d bytes), wrk -c%d", len(page), *conns),
+		Unit: "requests/s", Ref: 0, Bars: []chartBar{{"edge-hit", e.RPS}, {"nginx-static", n.RPS}, {"origin-direct", o.RPS}}})
+	data := map[string]any{
 		"page_bytes": len(page), "connections": *conns, "duration_s": dur.Seconds(), "rounds": *rounds,
 		"best": best, "edge_over_nginx": e.RPS / n.RPS, "edge_over_origin": e.RPS / o.RPS,
-	})
+	}
+	writeResults("edge-hit", data)
+	if *latDur <= 0 {
+		return nil
+	}
+
+	// Open model: the maximum with this Go client (closed loop, as many
+	// clients as wrk had connections), then 25/50/75 % of it.
+	var series []latencySeries
+	for _, t := range []struct {
+		name, url string
+		headers   []string
+	}{targets[0], targets[2]} {
+		h := http.Header{}
+		for _, kv := range t.headers {
+			k, v, _ := strings.Cut(kv, ": ")
+			h.Set(k, v)
+		}
+		maxDur := max(*latDur/2, time.Second)
+		res := closedLoop(ctx, *conns, maxDur, 10_000_000, func(int) *http.Request {
+			req, _ := http.NewRequest("GET", t.url, nil)
+			req.Header = h.Clone()
+			return req
+		}, nil)
+		fmt.Printf("edge-hit: closed-loop maximum %-14s %s\n", t.name, res)
+		if res.Requests == 0 || res.Statuses[200] != res.Requests {
+			return fmt.Errorf("%s: closed loop: %s", t.name, res)
+		}
+		s := openModel(ctx, staticTarget(t.name, t.url, h), res.rps(), fmt.Sprintf("Go closed loop, %d clients, %v", *conns, maxDur), *latDur)
+		series = append(series, s)
+		if err := checkLatency(s); err != nil {
+			return err
+		}
+	}
+	addLatency("edge-hit", latencyChart{Name: "latency", Title: "Listing page: edge (cache hit) vs origin direct", Series: series})
+	for _, s := range series {
+		p := s.Points[len(s.Points)-1]
+		summarize("edge-hit", "open model %s at 75%% of %s req/s: p50 %s, p99 %s, p99.9 %s, success %.2f %%",
+			s.Target, fmtRate(s.MaxRPS), fmtMs(p.P50), fmtMs(p.P99), fmtMs(p.P999), 100*p.Success)
+	}
+	data["latency"] = series
+	return writeResults("edge-hit", data)
+}
+
+// wrkTable is a table of wrk runs, with each run's ratio to runs[ref].
+func wrkTable(title string, runs []wrkResult, ref int) reportTable {
+	t := reportTable{Title: title, Header: []string{"target", "requests/s", "p50", "p99", "requests", "non-2xx", "ratio"}}
+	for i, r := range runs {
+		ratio := "—"
+		if i != ref && r.RPS > 0 {
+			ratio = fmt.Sprintf("%s / %s = **%s**", runs[ref].Name, r.Name, fmtRatio(runs[ref].RPS/r.RPS))
+		}
+		t.Rows = append(t.Rows, []string{r.Name, fmtRate(r.RPS), fmtMs(r.Latency["p50"]), fmtMs(r.Latency["p99"]),
+			fmtRate(float64(r.Requests)), fmt.Sprint(r.Non2xx), ratio})
+	}
+	return t
 }
 
 func fetch(url, auth string) (string, error) {

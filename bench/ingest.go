@@ -20,13 +20,22 @@ import (
 	"github.com/listgate/listgate/pkg/reaxml/reaxmlgen"
 )
 
-func init() { scenarios["ingest"] = benchIngest }
+func init() {
+	scenarios["ingest"] = benchIngest
+	plans["ingest"] = func(q bool) time.Duration {
+		if q {
+			return 8 * time.Second
+		}
+		return 40 * time.Second // 5,000 listings at about 200/s, and a cluster
+	}
+}
 
 // benchIngest measures REAXML listings parsed per second and imported per
-// second into a throwaway Postgres, on a generated feed, with the peak heap.
+// second into a throwaway Postgres, on a generated feed, with the peak heap,
+// and checks that every listing was created.
 func benchIngest(args []string) error {
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
-	n := fs.Int("listings", 10000, "listings in the generated feed")
+	n := fs.Int("listings", def(5000, 300), "listings in the generated feed")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,10 +85,31 @@ func benchIngest(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("ingest: parse  %8.0f listings/s  (%d in %v)\n", float64(parsed)/parseDur.Seconds(), parsed, parseDur.Round(time.Millisecond))
+	parseRate, importRate := float64(parsed)/parseDur.Seconds(), float64(*n)/importDur.Seconds()
+	fmt.Printf("ingest: parse  %8.0f listings/s  (%d in %v)\n", parseRate, parsed, parseDur.Round(time.Millisecond))
 	fmt.Printf("ingest: import %8.0f listings/s  (%+v in %v), peak heap %.1f MiB (feed held in memory: %.1f MiB)\n",
-		float64(*n)/importDur.Seconds(), res.Counts, importDur.Round(time.Millisecond),
+		importRate, res.Counts, importDur.Round(time.Millisecond),
 		float64(peak)/(1<<20), float64(feed.Len())/(1<<20))
+	summarize("ingest", "feed of %d listings (%.1f MiB): parse %s listings/s, parse and import %s listings/s (parse / import = %s), peak heap %.1f MiB",
+		*n, float64(feed.Len())/(1<<20), fmtRate(parseRate), fmtRate(importRate), fmtRatio(parseRate/importRate), float64(peak)/(1<<20))
+	addTable("ingest", reportTable{Title: fmt.Sprintf("A generated REAXML feed of %d listings (%.1f MiB):", *n, float64(feed.Len())/(1<<20)),
+		Header: []string{"", "listings/s", "time", "ratio"},
+		Rows: [][]string{
+			{"parse only (pkg/reaxml)", fmtRate(parseRate), parseDur.Round(time.Millisecond).String(), ""},
+			{"parse and import into Postgres", fmtRate(importRate), importDur.Round(time.Millisecond).String(),
+				"parse / import = **" + fmtRatio(parseRate/importRate) + "**"},
+		}})
+	addBars("ingest", barChart{Name: "throughput", Title: fmt.Sprintf("REAXML ingest, %d listings", *n), Unit: "listings/s", Ref: 0,
+		Bars: []chartBar{{"parse", parseRate}, {"parse+import", importRate}}})
+	writeResults("ingest", map[string]any{"listings": *n, "feed_bytes": feed.Len(), "parsed": parsed,
+		"parse_per_second": parseRate, "import_per_second": importRate, "counts": res.Counts,
+		"peak_heap_bytes": peak, "parse_s": parseDur.Seconds(), "import_s": importDur.Seconds()})
+	// Every record accounted for (the generated feed has a few status
+	// stubs for listings the site never had: skipped), none an error.
+	c := res.Counts
+	if parsed != *n || c.Created+c.Updated+c.Unchanged+c.Deleted+c.Skipped != *n || c.Errors != 0 || c.Created == 0 {
+		return fmt.Errorf("a feed of %d listings: %d parsed, import %+v", *n, parsed, res.Counts)
+	}
 	return nil
 }
 
@@ -98,6 +128,11 @@ func startBenchPostgres(ctx context.Context) (*devdb.Postgres, error) {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE bench"); err != nil {
 		pg.Close()
 		return nil, err
+	}
+	var version, fsync, syncCommit string
+	if conn.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit')`).
+		Scan(&version, &fsync, &syncCommit) == nil {
+		noteMachine("postgres", fmt.Sprintf("PostgreSQL %s (fsync=%s, synchronous_commit=%s: a throwaway cluster)", version, fsync, syncCommit))
 	}
 	return pg, nil
 }

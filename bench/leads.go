@@ -5,8 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,100 +17,134 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/listgate/listgate/origin/api"
-	"github.com/listgate/listgate/origin/leads"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/devdb"
-	"github.com/listgate/listgate/pkg/model"
 )
 
-func init() { scenarios["leads"] = benchLeads }
+func init() {
+	scenarios["leads"] = benchLeads
+	plans["leads"] = func(q bool) time.Duration {
+		d := 10 * time.Second
+		if q {
+			d = 2 * time.Second
+		}
+		return systemSetup + 3*d + 2*time.Second
+	}
+}
 
-// benchLeads measures accepted leads per second through the origin's lead
-// intake, then single-row inserts per second with pgbench on the same
-// Postgres, side by side, and checks that every 201 has its row.
+// benchLeads measures accepted leads per second through the edge and the
+// origin, then at the origin directly, then single-row inserts per second
+// with pgbench on the same Postgres, side by side, and checks that every
+// 201 has its row.
 func benchLeads(args []string) error {
 	fs := flag.NewFlagSet("leads", flag.ContinueOnError)
-	dur := fs.Duration("duration", 10*time.Second, "duration of each run")
+	dur := fs.Duration("duration", def(10*time.Second, 2*time.Second), "duration of each run")
 	workers := fs.Int("workers", 16, "concurrent clients")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	ctx := context.Background()
-	pg, err := startBenchPostgres(ctx)
+	sys, err := startSystem(ctx)
 	if err != nil {
 		return err
 	}
-	defer pg.Close()
-	db, err := store.Open(ctx, pg.DatabaseURL("bench"), store.Options{MaxConns: 32})
+	defer sys.close()
+	keyID, key, err := createKey(ctx, sys, "bench leads", "leads:write")
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	if _, err := db.Migrate(ctx); err != nil {
-		return err
-	}
-	site, err := db.CreateSite(ctx, "Bench Realty", model.Enterprise, "")
-	if err != nil {
-		return err
-	}
-	if _, err := db.Pool.Exec(ctx, `INSERT INTO agents (site_id, name, email)
-		SELECT $1, 'Agent ' || i, 'agent' || i || '@agency.example' FROM generate_series(1, 4) i`, site.ID); err != nil {
-		return err
-	}
+	dbURL := sys.pg.DatabaseURL("bench")
+	run := strconv.FormatInt(time.Now().UnixNano()%1e10, 36)
 
-	const token = "bench-internal-token-0123456789abcdef"
-	srv := api.New(api.Config{DB: db, InternalToken: token, Log: slog.New(slog.DiscardHandler),
-		Mounts: []api.Mounter{leads.New(leads.Config{DB: db, Log: slog.New(slog.DiscardHandler)})}})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
+	targets := []struct {
+		name, url string
+		headers   map[string]string
+	}{
+		{"edge+origin", sys.edge.URL() + "/v1/leads", map[string]string{"Authorization": "Bearer " + key}},
+		{"origin-direct", sys.origin.URL() + "/v1/leads", map[string]string{api.HeaderInternalToken: benchToken,
+			api.HeaderSite: sys.siteID, api.HeaderKeyID: keyID, api.HeaderScopes: "leads:write"}},
 	}
-	hs := &http.Server{Handler: srv.Handler()}
-	go hs.Serve(ln)
-	defer hs.Close()
-
-	var mu sync.Mutex
-	var ids []int64
-	url := "http://" + ln.Addr().String() + "/v1/leads"
-	res := closedLoop(ctx, *workers, *dur, 10_000_000, func(i int) *http.Request {
-		body := fmt.Sprintf(`{"name":"Buyer %d","email":"buyer%d@example.com","phone":"0412 %03d %03d","type":"inquiry","message":"Is it still available?"}`,
-			i, i, i/1000%1000, i%1000)
-		req, _ := http.NewRequest("POST", url, bytes.NewReader([]byte(body)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(api.HeaderInternalToken, token)
-		req.Header.Set(api.HeaderSite, site.ID)
-		req.Header.Set(api.HeaderKeyID, "6f1c2a8e-0000-4000-8000-000000000001")
-		req.Header.Set(api.HeaderScopes, "leads:write")
-		return req
-	}, func(i, status int, body []byte) {
-		if status != 201 {
-			return
-		}
-		var r struct {
-			LeadID int64 `json:"lead_id"`
-		}
-		if json.Unmarshal(body, &r) == nil {
+	results := map[string]loadResult{}
+	checks := map[string]leadRowCheck{}
+	t := reportTable{Title: fmt.Sprintf("%d clients, %v each, on one Postgres:", *workers, *dur),
+		Header: []string{"run", "per second", "p50", "p99", "201s", "matched to their row", "ratio"}}
+	for ti, tg := range targets {
+		// New e-mails and phone numbers in every run: a lead that matched
+		// an earlier one's would be a duplicate, not a new lead.
+		prefix := fmt.Sprintf("lead-%s-%s-", run, tg.name)
+		var mu sync.Mutex
+		sent := map[int]*sentLead{}
+		res := closedLoop(ctx, *workers, *dur, 10_000_000, func(i int) *http.Request {
+			email := fmt.Sprintf("%s%d@example.com", prefix, i)
+			body := fmt.Sprintf(`{"name":"Buyer %d","email":%q,"phone":"04%02d %03d %03d","type":"inquiry","message":"Is it still available?"}`,
+				i, email, 10+ti, i/1000%1000, i%1000)
 			mu.Lock()
-			ids = append(ids, r.LeadID)
+			sent[i] = &sentLead{email: email}
 			mu.Unlock()
+			req, _ := http.NewRequest("POST", tg.url, bytes.NewReader([]byte(body)))
+			req.Header.Set("Content-Type", "application/json")
+			for k, v := range tg.headers {
+				req.Header.Set(k, v)
+			}
+			return req
+		}, func(i, status int, body []byte) {
+			if status != 201 {
+				return
+			}
+			var r struct {
+				LeadID    int64 `json:"lead_id"`
+				Duplicate bool  `json:"duplicate"`
+			}
+			if json.Unmarshal(body, &r) == nil && r.LeadID > 0 {
+				mu.Lock()
+				sent[i].id, sent[i].acked, sent[i].duplicate = r.LeadID, true, r.Duplicate
+				mu.Unlock()
+			}
+		})
+		var all []sentLead
+		for _, l := range sent {
+			all = append(all, *l)
 		}
-	})
-	var stored int
-	db.Pool.QueryRow(ctx, `SELECT count(*) FROM leads WHERE site_id = $1 AND id = ANY($2)`, site.ID, ids).Scan(&stored)
-	fmt.Printf("leads: intake  %s\n", res)
-	fmt.Printf("leads: %d of %d acknowledged leads found in the database\n", stored, len(ids))
-	if stored != len(ids) {
-		return fmt.Errorf("%d acknowledged leads missing", len(ids)-stored)
+		check, err := checkLeadRows(ctx, dbURL, sys.siteID, prefix, all)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("leads: %-14s %s\n", tg.name, res)
+		fmt.Printf("leads: %-14s %s\n", tg.name, check)
+		results[tg.name], checks[tg.name] = res, check
+		if err := check.err(); err != nil {
+			return fmt.Errorf("%s: %w", tg.name, err)
+		}
+		if res.Statuses[201] != res.Requests || res.Errors > 0 {
+			return fmt.Errorf("%s: answers other than 201: %s", tg.name, res)
+		}
+		t.Rows = append(t.Rows, []string{"leads " + tg.name, fmtRate(res.rps()), fmtMs(ms(res.P50)), fmtMs(ms(res.P99)),
+			fmt.Sprint(check.Acked), fmt.Sprintf("%d of %d", check.Matched, check.Acked), ""})
 	}
+	e, o := results["edge+origin"], results["origin-direct"]
+	summarize("leads", "%d clients, %v: %s leads/s through the edge, %s at the origin directly; every 201 matched to its row (%d + %d)",
+		*workers, *dur, fmtRate(e.rps()), fmtRate(o.rps()), checks["edge+origin"].Matched, checks["origin-direct"].Matched)
+	data := map[string]any{"workers": *workers, "duration_s": dur.Seconds(), "intake": results, "checks": checks}
+	bars := []chartBar{{"edge+origin", e.rps()}, {"origin-direct", o.rps()}}
 
-	tps, err := pgbenchInserts(ctx, pg, *workers, *dur)
+	tps, err := pgbenchInserts(ctx, sys.pg, *workers, *dur)
 	if err != nil {
-		fmt.Printf("leads: pgbench: %v\n", err)
-		return nil
+		// The anchor is missing, not the intake broken: say so and go on.
+		summarize("leads", "pgbench: %v", err)
+		data["pgbench_error"] = err.Error()
+	} else {
+		summarize("leads", "pgbench single-row inserts %s rows/s (%d clients); intake through the edge / pgbench = %s",
+			fmtRate(tps), *workers, fmtRatio(e.rps()/tps))
+		t.Rows = append(t.Rows, []string{"pgbench single-row INSERT", fmtRate(tps), "", "", "", "",
+			"edge+origin / pgbench = **" + fmtRatio(e.rps()/tps) + "**"})
+		bars = append(bars, chartBar{"pgbench-insert", tps})
+		data["pgbench_tps"], data["intake_over_pgbench"] = tps, e.rps()/tps
 	}
-	fmt.Printf("leads: pgbench single-row inserts %8.0f rows/s (%d clients)\n", tps, *workers)
-	fmt.Printf("leads: intake / pgbench = %.2f\n", res.rps()/tps)
-	return nil
+	t.Rows[1][6] = "edge+origin / origin-direct = **" + fmtRatio(e.rps()/o.rps()) + "**"
+	addTable("leads", t)
+	addBars("leads", barChart{Name: "throughput", Title: fmt.Sprintf("Lead intake vs pgbench inserts, %d clients", *workers),
+		Unit: "per second", Ref: 0, Bars: bars})
+	return writeResults("leads", data)
 }
 
 var tpsLine = regexp.MustCompile(`tps = ([0-9.]+)`)
@@ -142,8 +174,10 @@ func pgbenchInserts(ctx context.Context, pg *devdb.Postgres, clients int, d time
 	script := filepath.Join(os.TempDir(), fmt.Sprintf("listgate-pgbench-%d.sql", os.Getpid()))
 	os.WriteFile(script, []byte(`INSERT INTO bench_rows (site_id, name, email) VALUES (gen_random_uuid(), 'Buyer', 'buyer@example.com');`+"\n"), 0o644)
 	defer os.Remove(script)
+	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
+	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "-n", "-c", strconv.Itoa(clients), "-j", "2",
-		"-T", strconv.Itoa(int(d.Seconds())), "-f", script, conn).CombinedOutput()
+		"-T", strconv.Itoa(max(1, int(d.Seconds()))), "-f", script, conn).CombinedOutput()
 	if err != nil {
 		return 0, fmt.Errorf("%v: %s", err, out)
 	}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	json "github.com/goccy/go-json"
 )
 
 // loadResult is what a closed-loop run measured.
@@ -98,4 +100,10 @@ func closedLoop(ctx context.Context, workers int, d time.Duration, maxRequests i
 		res.P99 = lat[len(lat)*99/100]
 	}
 	return res
+}
+
+// MarshalJSON writes the result in the units of the report.
+func (r loadResult) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{"requests": r.Requests, "errors": r.Errors, "duration_s": r.Duration.Seconds(),
+		"requests_per_second": r.rps(), "p50_ms": ms(r.P50), "p99_ms": ms(r.P99), "statuses": r.Statuses})
 }

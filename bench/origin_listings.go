@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/listgate/listgate/origin/api"
@@ -18,15 +19,23 @@ import (
 	"github.com/listgate/listgate/pkg/reaxml/reaxmlgen"
 )
 
-func init() { scenarios["origin-listings"] = benchOriginListings }
+func init() {
+	scenarios["origin-listings"] = benchOriginListings
+	plans["origin-listings"] = func(q bool) time.Duration {
+		if q {
+			return 15 * time.Second
+		}
+		return 30*time.Second + 3*8*time.Second // 50,000 listings made, then three runs
+	}
+}
 
 // benchOriginListings measures the origin's listing page (Postgres per
 // request, no edge) on a site of 50,000 listings: requests/s and p99 for
 // the default page, a filtered page and a search.
 func benchOriginListings(args []string) error {
 	fs := flag.NewFlagSet("origin-listings", flag.ContinueOnError)
-	n := fs.Int("listings", 50000, "listings on the site")
-	dur := fs.Duration("duration", 10*time.Second, "duration of each run")
+	n := fs.Int("listings", def(50000, 2000), "listings on the site")
+	dur := fs.Duration("duration", def(8*time.Second, time.Second), "duration of each run")
 	workers := fs.Int("workers", 16, "concurrent clients")
 	explain := fs.Bool("explain", false, "print the plans of the main queries")
 	if err := fs.Parse(args); err != nil {
@@ -92,6 +101,9 @@ func benchOriginListings(args []string) error {
 	defer hs.Close()
 
 	fmt.Printf("origin-listings: site of %d listings, %d clients, %v per run\n", total, *workers, *dur)
+	t := reportTable{Title: fmt.Sprintf("The origin alone (Postgres per request), a site of %s listings, %d clients, %v each:", fmtRate(float64(total)), *workers, *dur),
+		Header: []string{"page", "requests/s", "p50", "p99", "requests"}}
+	runs := map[string]loadResult{}
 	for _, q := range []string{"", "?type=residential&min_bedrooms=3&sort=-price", "?q=family+home"} {
 		path := "/v1/sites/" + site.ID + "/listings"
 		if len(q) > 2 && q[:3] == "?q=" {
@@ -106,9 +118,17 @@ func benchOriginListings(args []string) error {
 			req.Header.Set(api.HeaderScopes, "listings:read")
 			return req
 		}, nil)
-		fmt.Printf("origin-listings: %-45s %s\n", "/listings"+q, res)
+		name := strings.TrimPrefix(path, "/v1/sites/"+site.ID) + q
+		fmt.Printf("origin-listings: %-45s %s\n", name, res)
+		runs[name] = res
+		t.Rows = append(t.Rows, []string{"`" + name + "`", fmtRate(res.rps()), fmtMs(ms(res.P50)), fmtMs(ms(res.P99)), fmt.Sprint(res.Requests)})
+		summarize("origin-listings", "%s: %s req/s, p50 %s, p99 %s", name, fmtRate(res.rps()), fmtMs(ms(res.P50)), fmtMs(ms(res.P99)))
+		if res.Requests == 0 || res.Statuses[200] != res.Requests {
+			return fmt.Errorf("%s: %s", name, res)
+		}
 	}
-	return nil
+	addTable("origin-listings", t)
+	return writeResults("origin-listings", map[string]any{"listings": total, "workers": *workers, "duration_s": dur.Seconds(), "runs": runs})
 }
 
 // benchDatabase starts a throwaway Postgres with a migrated database.

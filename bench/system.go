@@ -2,29 +2,73 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/listgate/listgate/pkg/devdb"
 	"github.com/listgate/listgate/pkg/devproc"
+	"github.com/listgate/listgate/pkg/model"
 )
 
 // benchToken is the internal token of the processes a benchmark starts.
 const benchToken = "bench-internal-token-0123456789abcdef0123"
 
-// benchSystem is a throwaway Postgres with the demo site on the Enterprise
-// plan (no rate limit), and the origin and edge processes in front of it.
+// benchSystem is a throwaway Postgres with the demo site, the origin and
+// one or more edges in front of it, and optionally a Redis the edges share
+// for the rate limiter. Its fault methods (killOrigin, restartOrigin,
+// stopPostgres, restartPostgres, killRedis, killEdge) are for the drills;
+// they must not run concurrently with each other or with close.
 type benchSystem struct {
-	dir          string
-	pg           *devdb.Postgres
-	origin, edge *devproc.Process
-	siteID       string
-	readKey      string
+	dir                string
+	originBin, edgeBin string
+	pg                 *devdb.Postgres
+	dbURL              string
+	redis              *devdb.Redis // nil unless systemOptions.Redis
+	origin             *devproc.Process
+	originAddr         string             // the origin's address, kept across restarts
+	edge               *devproc.Process   // edges[0]
+	edges              []*devproc.Process // every edge started, killed ones included
+	plan               model.Plan
+
+	siteID             string
+	readKey, readKeyID string // listings:read, agents:read, stats:read
+	leadKey, leadKeyID string // leads:write
 }
 
-// startSystem builds the binaries, starts Postgres, seeds the demo site and
-// starts the origin and the edge. close undoes all of it.
-func startSystem(ctx context.Context) (s *benchSystem, err error) {
-	s = &benchSystem{}
+// systemOptions shape a benchSystem. The zero value is what startSystem
+// starts: one edge with the in-process limiter, the demo site on the
+// Enterprise plan (no rate limit).
+type systemOptions struct {
+	// Edges is the number of edges in front of the origin: 1 (the default)
+	// or 2.
+	Edges int
+	// Redis starts a throwaway Redis and gives it to every edge as its
+	// limiter (LISTGATE_REDIS_URL), with LISTGATE_EXPECTED_EDGES = Edges.
+	Redis bool
+	// Plan is the demo site's plan; empty means Enterprise.
+	Plan model.Plan
+}
+
+// startSystem starts the default system: see systemOptions.
+func startSystem(ctx context.Context) (*benchSystem, error) {
+	return startSystemWith(ctx, systemOptions{})
+}
+
+// startSystemWith builds the binaries, starts Postgres (and Redis), seeds
+// the demo site with the plan asked for and starts the origin and the
+// edges. close undoes all of it.
+func startSystemWith(ctx context.Context, o systemOptions) (s *benchSystem, err error) {
+	if o.Edges == 0 {
+		o.Edges = 1
+	}
+	if o.Edges < 1 || o.Edges > 2 {
+		return nil, fmt.Errorf("bench: %d edges (want 1 or 2)", o.Edges)
+	}
+	if o.Plan == "" {
+		o.Plan = model.Enterprise
+	}
+	s = &benchSystem{plan: o.Plan}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -33,45 +77,148 @@ func startSystem(ctx context.Context) (s *benchSystem, err error) {
 	if s.dir, err = os.MkdirTemp("", "listgate-bench-"); err != nil {
 		return nil, err
 	}
-	originBin, edgeBin, err := binaries(s.dir)
-	if err != nil {
+	if s.originBin, s.edgeBin, err = binaries(s.dir); err != nil {
 		return nil, err
 	}
 	if s.pg, err = startBenchPostgres(ctx); err != nil {
 		return nil, err
 	}
-	dbURL := s.pg.DatabaseURL("bench")
-	if err := cli(ctx, originBin, dbURL, nil, "migrate"); err != nil {
+	s.dbURL = s.pg.DatabaseURL("bench")
+	if err := s.cli(ctx, nil, "migrate"); err != nil {
 		return nil, err
 	}
 	var demo struct {
 		Site    struct{ ID string }
-		ReadKey struct{ Key string } `json:"read_key"`
+		ReadKey struct{ ID, Key string } `json:"read_key"`
+		LeadKey struct{ ID, Key string } `json:"lead_key"`
 	}
-	if err := cli(ctx, originBin, dbURL, &demo, "seed", "demo", "--json"); err != nil {
+	if err := s.cli(ctx, &demo, "seed", "demo", "--json"); err != nil {
 		return nil, err
 	}
-	s.siteID, s.readKey = demo.Site.ID, demo.ReadKey.Key
-	if err := cli(ctx, originBin, dbURL, nil, "sites", "set-plan", s.siteID, "enterprise"); err != nil {
+	s.siteID = demo.Site.ID
+	s.readKey, s.readKeyID = demo.ReadKey.Key, demo.ReadKey.ID
+	s.leadKey, s.leadKeyID = demo.LeadKey.Key, demo.LeadKey.ID
+	if err := s.cli(ctx, nil, "sites", "set-plan", s.siteID, string(o.Plan)); err != nil {
 		return nil, err
 	}
-	if s.origin, err = devproc.Start(originBin, devproc.Options{Args: []string{"serve"}, Env: []string{
-		"LISTGATE_DATABASE_URL=" + dbURL, "LISTGATE_INTERNAL_TOKEN=" + benchToken, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0"}}); err != nil {
+	if o.Redis {
+		if s.redis, err = devdb.StartRedis(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.startOrigin("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
-	if s.edge, err = devproc.Start(edgeBin, devproc.Options{Env: []string{"LISTGATE_INTERNAL_TOKEN=" + benchToken,
-		"LISTGATE_EDGE_ADDR=127.0.0.1:0", "LISTGATE_ORIGIN_URL=" + s.origin.URL()}}); err != nil {
-		return nil, err
+	redisURL := ""
+	if s.redis != nil {
+		redisURL = s.redis.URL
+	}
+	for range o.Edges {
+		if _, err := s.addEdge(redisURL, o.Edges); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
 
+// startOrigin starts the origin on addr and remembers the address it got.
+func (s *benchSystem) startOrigin(addr string) error {
+	p, err := devproc.Start(s.originBin, devproc.Options{Args: []string{"serve"}, Env: []string{
+		"LISTGATE_DATABASE_URL=" + s.dbURL, "LISTGATE_INTERNAL_TOKEN=" + benchToken, "LISTGATE_ORIGIN_ADDR=" + addr}})
+	if err != nil {
+		return err
+	}
+	s.origin, s.originAddr = p, p.Addr
+	return nil
+}
+
+// addEdge starts one more edge in front of the origin: with the Redis
+// limiter at redisURL when it is not empty (expected edges sharing it),
+// else with the in-process limiter.
+func (s *benchSystem) addEdge(redisURL string, expected int) (*devproc.Process, error) {
+	env := []string{"LISTGATE_INTERNAL_TOKEN=" + benchToken, "LISTGATE_EDGE_ADDR=127.0.0.1:0",
+		"LISTGATE_ORIGIN_URL=http://" + s.originAddr}
+	if redisURL != "" {
+		env = append(env, "LISTGATE_REDIS_URL="+redisURL, "LISTGATE_EXPECTED_EDGES="+strconv.Itoa(max(expected, 1)))
+	}
+	e, err := devproc.Start(s.edgeBin, devproc.Options{Env: env})
+	if err != nil {
+		return nil, err
+	}
+	s.edges = append(s.edges, e)
+	if s.edge == nil {
+		s.edge = e
+	}
+	return e, nil
+}
+
+// edgeURLs returns the base URLs of the edges, in start order.
+func (s *benchSystem) edgeURLs() []string {
+	urls := make([]string, len(s.edges))
+	for i, e := range s.edges {
+		urls[i] = e.URL()
+	}
+	return urls
+}
+
+// cli runs an origin admin command on the system's database.
+func (s *benchSystem) cli(ctx context.Context, dst any, args ...string) error {
+	return cli(ctx, s.originBin, s.dbURL, dst, args...)
+}
+
+// newSite creates a site on plan and a key of it with scopes; a new site
+// starts every rate-limit window at zero.
+func (s *benchSystem) newSite(ctx context.Context, plan model.Plan, scopes string) (site, keyID, key string, err error) {
+	var st struct{ ID string }
+	if err := s.cli(ctx, &st, "sites", "create", "--name", "Bench "+string(plan), "--plan", string(plan), "--json"); err != nil {
+		return "", "", "", err
+	}
+	keyID, key, err = s.newKey(ctx, st.ID, scopes)
+	return st.ID, keyID, key, err
+}
+
+// newKey creates a key of site with scopes (comma-separated).
+func (s *benchSystem) newKey(ctx context.Context, site, scopes string) (id, key string, err error) {
+	var k struct{ ID, Key string }
+	err = s.cli(ctx, &k, "keys", "create", "--site", site, "--name", "bench", "--scopes", scopes, "--json")
+	return k.ID, k.Key, err
+}
+
+// killOrigin kills the origin with SIGKILL, as a crash would, and returns
+// once it is gone.
+func (s *benchSystem) killOrigin() { s.origin.Kill() }
+
+// restartOrigin starts the origin again on the address it had, where the
+// edges look for it, and returns once it listens.
+func (s *benchSystem) restartOrigin() error {
+	if err := s.startOrigin(s.originAddr); err != nil {
+		return fmt.Errorf("restart origin on %s: %w", s.originAddr, err)
+	}
+	return nil
+}
+
+// stopPostgres shuts Postgres down (fast shutdown) keeping its data.
+func (s *benchSystem) stopPostgres() { s.pg.Stop() }
+
+// restartPostgres starts Postgres again on the same data and port and
+// returns once it answers.
+func (s *benchSystem) restartPostgres(ctx context.Context) error { return s.pg.Restart(ctx) }
+
+// killRedis kills the Redis server with SIGKILL.
+func (s *benchSystem) killRedis() { s.redis.Kill() }
+
+// killEdge kills edge i with SIGKILL and returns once it is gone.
+func (s *benchSystem) killEdge(i int) { s.edges[i].Kill() }
+
 func (s *benchSystem) close() {
-	if s.edge != nil {
-		s.edge.Stop()
+	for _, e := range s.edges {
+		e.Stop()
 	}
 	if s.origin != nil {
 		s.origin.Stop()
+	}
+	if s.redis != nil {
+		s.redis.Close()
 	}
 	if s.pg != nil {
 		s.pg.Close()

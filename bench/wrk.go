@@ -34,14 +34,26 @@ func runWrk(ctx context.Context, name, url string, d time.Duration, conns int, h
 
 // runWrkScript is runWrk with a Lua script (wrk -s) when script is not "".
 func runWrkScript(ctx context.Context, name, url string, d time.Duration, conns int, headers []string, script string) (wrkResult, error) {
-	args := []string{"-t2", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", int(d.Seconds())), "--latency", "--timeout", "5s"}
+	return runWrkArgs(ctx, name, url, d, conns, headers, script)
+}
+
+// runWrkArgs is runWrkScript passing luaArgs to the script's init.
+func runWrkArgs(ctx context.Context, name, url string, d time.Duration, conns int, headers []string, script string, luaArgs ...string) (wrkResult, error) {
+	args := []string{"-t2", fmt.Sprintf("-c%d", conns), fmt.Sprintf("-d%ds", max(1, int(d.Seconds()))), "--latency", "--timeout", "5s"}
 	if script != "" {
 		args = append(args, "-s", script)
 	}
 	for _, h := range headers {
 		args = append(args, "-H", h)
 	}
-	out, err := exec.CommandContext(ctx, "wrk", append(args, url)...).CombinedOutput()
+	args = append(args, url)
+	if len(luaArgs) > 0 {
+		args = append(append(args, "--"), luaArgs...)
+	}
+	// wrk stops itself after d; the context is a backstop.
+	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "wrk", args...).CombinedOutput()
 	if err != nil {
 		return wrkResult{}, fmt.Errorf("wrk %s: %v: %s", name, err, out)
 	}

@@ -1,0 +1,517 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/jackc/pgx/v5"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+func init() {
+	scenarios["wordpress-mix"] = benchWordPressMix
+	plans["wordpress-mix"] = func(q bool) time.Duration {
+		d, l := 10*time.Second, 10*time.Second
+		if q {
+			d, l = 2*time.Second, time.Second
+		}
+		return systemSetup + 2*time.Second + d + latencyPlan(1, l)
+	}
+}
+
+// The request kinds of the mix, and their shares in per cent.
+const (
+	mixListPage = "listing-page"
+	mixListing  = "listing"
+	mixSearch   = "search"
+	mixAgents   = "agents"
+	mixLead     = "lead"
+)
+
+var mixShares = []struct {
+	kind  string
+	share int
+}{{mixListPage, 70}, {mixListing, 15}, {mixSearch, 5}, {mixAgents, 5}, {mixLead, 5}}
+
+// mixSite is what a WordPress site asks for: the URLs of each kind of read
+// (paths under the edge), and the listing refs leads are about.
+type mixSite struct {
+	reads map[string][]string
+	refs  []int64
+}
+
+// pick returns the kind of the next request, by the mix's shares, among
+// the reads only when readsOnly (their shares scaled up).
+func pickKind(r *rand.Rand, readsOnly bool) string {
+	total := 100
+	if readsOnly {
+		total -= mixShares[len(mixShares)-1].share
+	}
+	n := r.IntN(total)
+	for _, s := range mixShares {
+		if n < s.share {
+			return s.kind
+		}
+		n -= s.share
+	}
+	return mixListPage
+}
+
+// readPath returns a read of kind: listing pages favour page 1, as a
+// site's visitors do.
+func (m *mixSite) readPath(r *rand.Rand, kind string) string {
+	ps := m.reads[kind]
+	if kind == mixListPage && r.IntN(2) == 0 {
+		return ps[0] // the first page of the default listing
+	}
+	return ps[r.IntN(len(ps))]
+}
+
+// discoverMix reads the demo site through the edge: its current listings
+// and agents, and builds the URLs a WordPress site would ask for.
+func discoverMix(sys *benchSystem) (*mixSite, error) {
+	base := "/v1/sites/" + sys.siteID
+	get := func(path string, dst any) error {
+		body, err := fetch(sys.edge.URL()+path, "Bearer "+sys.readKey)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal([]byte(body), dst)
+	}
+	m := &mixSite{reads: map[string][]string{}}
+	for page := 1; page <= 20; page++ {
+		var p struct {
+			Data []struct {
+				Ref int64 `json:"listing_ref"`
+			}
+			Meta struct {
+				TotalPages int `json:"total_pages"`
+			}
+		}
+		if err := get(fmt.Sprintf("%s/listings?per_page=100&page=%d", base, page), &p); err != nil {
+			return nil, err
+		}
+		for _, l := range p.Data {
+			m.refs = append(m.refs, l.Ref)
+			m.reads[mixListing] = append(m.reads[mixListing], fmt.Sprintf("%s/listings/%d", base, l.Ref))
+		}
+		if page >= p.Meta.TotalPages {
+			break
+		}
+	}
+	if len(m.refs) == 0 {
+		return nil, fmt.Errorf("the demo site has no current listings")
+	}
+	// Listing pages of 12, as a theme shows them: the default order's
+	// every page, and the first four pages of three other views.
+	pages := (len(m.refs) + 11) / 12
+	for p := 1; p <= pages; p++ {
+		m.reads[mixListPage] = append(m.reads[mixListPage], fmt.Sprintf("%s/listings?per_page=12&page=%d", base, p))
+	}
+	for _, v := range []string{"type=residential", "sort=-price", "type=rental"} {
+		for p := 1; p <= 4; p++ {
+			m.reads[mixListPage] = append(m.reads[mixListPage], fmt.Sprintf("%s/listings?per_page=12&page=%d&%s", base, p, v))
+		}
+	}
+	for _, q := range []string{"family home", "pool", "Bondi", "renovated", "beach", "garden", "apartment", "views", "Manly", "townhouse"} {
+		m.reads[mixSearch] = append(m.reads[mixSearch], fmt.Sprintf("%s/listings/search?per_page=12&q=%s", base, url.QueryEscape(q)))
+	}
+	var agents struct {
+		Data []struct {
+			ID json.RawMessage `json:"agent_id"`
+		}
+	}
+	if err := get(base+"/agents?per_page=100", &agents); err != nil {
+		return nil, err
+	}
+	m.reads[mixAgents] = []string{base + "/agents"}
+	for _, a := range agents.Data {
+		id, err := strconv.Unquote(string(a.ID))
+		if err != nil {
+			id = string(a.ID)
+		}
+		m.reads[mixAgents] = append(m.reads[mixAgents], base+"/agents/"+url.PathEscape(id))
+	}
+	return m, nil
+}
+
+// mixStats counts a mix run's answers.
+type mixStats struct {
+	Requests  int                    `json:"requests"`
+	Errors    int                    `json:"transport_errors"`
+	ByKind    map[string]map[int]int `json:"statuses_by_kind"`
+	Statuses  map[int]int            `json:"statuses"`
+	Revalid   int                    `json:"sent_if_none_match"`
+	DurationS float64                `json:"duration_s"`
+	P50, P99  float64                `json:"-"`
+}
+
+func (s *mixStats) add(o *mixStats) {
+	s.Requests += o.Requests
+	s.Errors += o.Errors
+	s.Revalid += o.Revalid
+	for k, m := range o.ByKind {
+		if s.ByKind[k] == nil {
+			s.ByKind[k] = map[int]int{}
+		}
+		for c, n := range m {
+			s.ByKind[k][c] += n
+			s.Statuses[c] += n
+		}
+	}
+}
+
+func (s *mixStats) count(lo, hi int) int {
+	n := 0
+	for c, k := range s.Statuses {
+		if c >= lo && c <= hi {
+			n += k
+		}
+	}
+	return n
+}
+
+// sentLead is one lead sent and what came back.
+type sentLead struct {
+	email     string
+	id        int64
+	acked     bool
+	duplicate bool
+}
+
+// benchWordPressMix is WordPress sites' traffic through the edge: 70 %
+// listing pages, 15 % single listings, 5 % searches, 5 % agents (with the
+// demo read key) and 5 % leads (with a leads:write key). Each client keeps
+// the ETag of every URL it read and revalidates with If-None-Match, as the
+// plugin does. It counts 200/304/429/5xx, requires no 5xx, and matches
+// every 201 to its row in Postgres. Then the reads alone at fixed rates.
+func benchWordPressMix(args []string) error {
+	fs := flag.NewFlagSet("wordpress-mix", flag.ContinueOnError)
+	dur := fs.Duration("duration", def(10*time.Second, 2*time.Second), "duration of the closed-loop run")
+	workers := fs.Int("clients", def(32, 8), "concurrent clients (each a WordPress site with its own ETags)")
+	latDur := fs.Duration("latency-duration", def(10*time.Second, time.Second), "duration of each fixed-rate run of the reads (0: none)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	sys, err := startSystem(ctx)
+	if err != nil {
+		return err
+	}
+	defer sys.close()
+	_, leadKey, err := createKey(ctx, sys, "bench wordpress-mix leads", "leads:write")
+	if err != nil {
+		return err
+	}
+	site, err := discoverMix(sys)
+	if err != nil {
+		return err
+	}
+	nreads := 0
+	for _, ps := range site.reads {
+		nreads += len(ps)
+	}
+	fmt.Printf("wordpress-mix: %d clients for %v; %d distinct reads, %d current listings\n", *workers, *dur, nreads, len(site.refs))
+
+	tr := &http.Transport{MaxIdleConnsPerHost: *workers, MaxConnsPerHost: *workers, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	run := strconv.FormatInt(time.Now().UnixNano()%1e10, 36)
+	var (
+		mu     sync.Mutex
+		total  = mixStats{ByKind: map[string]map[int]int{}, Statuses: map[int]int{}}
+		lat    []time.Duration
+		leads  []sentLead
+		etags  = map[string]string{} // every client's, for the fixed-rate runs
+		seq    atomic.Int64
+		budget = int64(10_000_000)
+	)
+	runCtx, cancel := context.WithTimeout(ctx, *dur)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range *workers {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), uint64(start.UnixNano())))
+			mine := map[string]string{}
+			st := mixStats{ByKind: map[string]map[int]int{}, Statuses: map[int]int{}}
+			var myLat []time.Duration
+			var myLeads []sentLead
+			for runCtx.Err() == nil {
+				i := seq.Add(1)
+				if i > budget {
+					break
+				}
+				kind := pickKind(r, false)
+				var req *http.Request
+				var lead *sentLead
+				var path string
+				if kind == mixLead {
+					lead = &sentLead{email: fmt.Sprintf("wp-%s-%d-%d@example.com", run, w, i)}
+					body, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("Buyer %d", i), "email": lead.email, "type": "inquiry",
+						"listing_ref": site.refs[r.IntN(len(site.refs))], "message": "Is it still available? Can I inspect on Saturday?"})
+					req, _ = http.NewRequestWithContext(runCtx, "POST", sys.edge.URL()+"/v1/leads", bytes.NewReader(body))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Authorization", "Bearer "+leadKey)
+				} else {
+					path = site.readPath(r, kind)
+					req, _ = http.NewRequestWithContext(runCtx, "GET", sys.edge.URL()+path, nil)
+					req.Header.Set("Authorization", "Bearer "+sys.readKey)
+					if et, ok := mine[path]; ok {
+						req.Header.Set("If-None-Match", et)
+						st.Revalid++
+					}
+				}
+				t0 := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					if runCtx.Err() == nil {
+						st.Errors++
+					}
+					if lead != nil {
+						myLeads = append(myLeads, *lead) // not acknowledged; maybe stored
+					}
+					continue
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					if runCtx.Err() == nil {
+						st.Errors++
+					}
+					continue
+				}
+				myLat = append(myLat, time.Since(t0))
+				st.Requests++
+				if st.ByKind[kind] == nil {
+					st.ByKind[kind] = map[int]int{}
+				}
+				st.ByKind[kind][resp.StatusCode]++
+				if kind == mixLead {
+					if resp.StatusCode == 201 {
+						var a struct {
+							LeadID    int64 `json:"lead_id"`
+							Duplicate bool  `json:"duplicate"`
+						}
+						if json.Unmarshal(body, &a) == nil && a.LeadID > 0 {
+							lead.id, lead.acked, lead.duplicate = a.LeadID, true, a.Duplicate
+						}
+					}
+					myLeads = append(myLeads, *lead)
+				} else if resp.StatusCode == 200 {
+					if et := resp.Header.Get("ETag"); et != "" {
+						mine[path] = et
+					}
+				}
+			}
+			mu.Lock()
+			total.add(&st)
+			lat = append(lat, myLat...)
+			leads = append(leads, myLeads...)
+			for k, v := range mine {
+				etags[k] = v
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	total.DurationS = time.Since(start).Seconds()
+	slices.Sort(lat)
+	total.P50, total.P99 = msAt(lat, 0.5), msAt(lat, 0.99)
+
+	rps := float64(total.Requests) / total.DurationS
+	reads := 0
+	for kind, m := range total.ByKind {
+		for _, n := range m {
+			if kind != mixLead {
+				reads += n
+			}
+		}
+	}
+	share304 := float64(total.Statuses[304]) / float64(max(1, reads))
+	fmt.Printf("wordpress-mix: %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  (%d requests, %d transport errors) statuses %v\n",
+		rps, total.P50, total.P99, total.Requests, total.Errors, total.Statuses)
+	check, err := checkLeadRows(ctx, sys.pg.DatabaseURL("bench"), sys.siteID, "wp-"+run+"-", leads)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("wordpress-mix: leads: %s\n", check)
+
+	summarize("wordpress-mix", "%d clients, %v: %s req/s through the edge; 304 share of reads %.1f %%; statuses %v; p50 %s, p99 %s (closed loop)",
+		*workers, *dur, fmtRate(rps), 100*share304, total.Statuses, fmtMs(total.P50), fmtMs(total.P99))
+	summarize("wordpress-mix", "leads: %s", check)
+	t := reportTable{Title: fmt.Sprintf("%d clients for %v through the edge, each keeping ETags and revalidating with If-None-Match:", *workers, *dur),
+		Header: []string{"kind", "share", "requests", "200", "304", "201", "429", "5xx", "other"}}
+	for _, s := range mixShares {
+		m := total.ByKind[s.kind]
+		n, five, other := 0, 0, 0
+		for c, k := range m {
+			n += k
+			switch {
+			case c >= 500:
+				five += k
+			case c != 200 && c != 304 && c != 201 && c != 429:
+				other += k
+			}
+		}
+		t.Rows = append(t.Rows, []string{s.kind, fmt.Sprintf("%d %%", s.share), fmt.Sprint(n), fmt.Sprint(m[200]), fmt.Sprint(m[304]),
+			fmt.Sprint(m[201]), fmt.Sprint(m[429]), fmt.Sprint(five), fmt.Sprint(other)})
+	}
+	t.Rows = append(t.Rows, []string{"**all**", "", fmt.Sprint(total.Requests), fmt.Sprint(total.Statuses[200]), fmt.Sprint(total.Statuses[304]),
+		fmt.Sprint(total.Statuses[201]), fmt.Sprint(total.Statuses[429]), fmt.Sprint(total.count(500, 599)),
+		fmt.Sprint(total.Requests - total.Statuses[200] - total.Statuses[304] - total.Statuses[201] - total.Statuses[429] - total.count(500, 599))})
+	addTable("wordpress-mix", t)
+	data := map[string]any{"clients": *workers, "duration_s": dur.Seconds(), "requests_per_second": rps,
+		"share_304_of_reads": share304, "stats": total, "p50_ms": total.P50, "p99_ms": total.P99, "leads": check,
+		"distinct_reads": nreads}
+	writeResults("wordpress-mix", data)
+
+	// Correctness, whatever the speed.
+	switch {
+	case total.Requests == 0:
+		return fmt.Errorf("no requests completed")
+	case total.count(500, 599) > 0:
+		return fmt.Errorf("%d answers were 5xx", total.count(500, 599))
+	case total.Statuses[200]+total.Statuses[304]+total.Statuses[201]+total.Statuses[429] != total.Requests:
+		return fmt.Errorf("unexpected statuses: %v", total.Statuses)
+	case total.Errors > 0:
+		return fmt.Errorf("%d transport errors", total.Errors)
+	}
+	if err := check.err(); err != nil {
+		return err
+	}
+	if *latDur <= 0 {
+		return nil
+	}
+
+	// The reads alone, open model, revalidating with the ETags the clients
+	// learned: the maximum first (closed loop, same clients), then 25/50/75 %.
+	// A read revalidates as often as the clients' reads did.
+	revalidate := float64(total.Revalid) / float64(max(1, reads))
+	next := func(r *rand.Rand) (string, http.Header) {
+		path := site.readPath(r, pickKind(r, true))
+		h := http.Header{"Authorization": {"Bearer " + sys.readKey}}
+		if et, ok := etags[path]; ok && r.Float64() < revalidate {
+			h.Set("If-None-Match", et)
+		}
+		return sys.edge.URL() + path, h
+	}
+	maxDur := max(*latDur/2, time.Second)
+	var rmu sync.Mutex
+	shared := rand.New(rand.NewPCG(1, 2))
+	res := closedLoop(ctx, *workers, maxDur, 10_000_000, func(int) *http.Request {
+		rmu.Lock()
+		u, h := next(shared)
+		rmu.Unlock()
+		req, _ := http.NewRequest("GET", u, nil)
+		req.Header = h
+		return req
+	}, nil)
+	fmt.Printf("wordpress-mix: closed-loop maximum of the reads  %s\n", res)
+	if res.Requests == 0 || res.Statuses[200]+res.Statuses[304] != res.Requests {
+		return fmt.Errorf("reads, closed loop: %s", res)
+	}
+	target := latencyTarget{name: "wordpress-reads", ok: func(s int) bool { return s == 200 || s == 304 },
+		targeter: func(t *vegeta.Target) error {
+			rmu.Lock()
+			u, h := next(shared)
+			rmu.Unlock()
+			t.Method, t.URL, t.Header, t.Body = "GET", u, h, nil
+			return nil
+		}}
+	s := openModel(ctx, target, res.rps(), fmt.Sprintf("Go closed loop, %d clients, %v", *workers, maxDur), *latDur)
+	addLatency("wordpress-mix", latencyChart{Name: "latency", Title: "WordPress reads through the edge (If-None-Match revalidation)",
+		Series: []latencySeries{s}})
+	if err := checkLatency(s); err != nil {
+		return err
+	}
+	p := s.Points[len(s.Points)-1]
+	summarize("wordpress-mix", "open model reads at 75%% of %s req/s: p50 %s, p99 %s, p99.9 %s, success %.2f %%",
+		fmtRate(s.MaxRPS), fmtMs(p.P50), fmtMs(p.P99), fmtMs(p.P999), 100*p.Success)
+	data["latency"] = s
+	return writeResults("wordpress-mix", data)
+}
+
+// leadRowCheck is what Postgres says of the leads a scenario sent.
+type leadRowCheck struct {
+	Sent       int `json:"sent"`
+	Acked      int `json:"acknowledged"`
+	Matched    int `json:"acknowledged_and_stored"`
+	Missing    int `json:"acknowledged_missing"`
+	Duplicates int `json:"acknowledged_as_duplicate"`
+	Unacked    int `json:"not_acknowledged"`
+	Stored     int `json:"rows"`
+}
+
+func (c leadRowCheck) String() string {
+	return fmt.Sprintf("%d sent, %d acknowledged (201), %d of them matched to their row, %d missing, %d answered as duplicates; %d rows for %d unacknowledged",
+		c.Sent, c.Acked, c.Matched, c.Missing, c.Duplicates, c.Stored-c.Matched, c.Unacked)
+}
+
+func (c leadRowCheck) err() error {
+	switch {
+	case c.Acked == 0:
+		return fmt.Errorf("no lead was acknowledged (%d sent)", c.Sent)
+	case c.Missing > 0:
+		return fmt.Errorf("%d acknowledged leads missing from Postgres", c.Missing)
+	case c.Duplicates > 0:
+		return fmt.Errorf("%d new enquiries answered as duplicates", c.Duplicates)
+	}
+	return nil
+}
+
+// checkLeadRows matches every 201 to its row: the lead id the answer
+// gave, with the e-mail that was sent (each starts with prefix), on site.
+func checkLeadRows(ctx context.Context, dbURL, site, prefix string, sent []sentLead) (leadRowCheck, error) {
+	c := leadRowCheck{Sent: len(sent)}
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return c, err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT id, email FROM leads WHERE site_id = $1 AND email LIKE $2`, site, prefix+"%")
+	if err != nil {
+		return c, err
+	}
+	stored := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var email string
+		if err := rows.Scan(&id, &email); err != nil {
+			return c, err
+		}
+		stored[id] = email
+	}
+	if err := rows.Err(); err != nil {
+		return c, err
+	}
+	c.Stored = len(stored)
+	for _, l := range sent {
+		if !l.acked {
+			c.Unacked++
+			continue
+		}
+		c.Acked++
+		if l.duplicate {
+			c.Duplicates++
+		}
+		if stored[l.id] == l.email {
+			c.Matched++
+		} else {
+			c.Missing++
+		}
+	}
+	return c, nil
+}
