@@ -266,7 +266,7 @@ type leadResult struct {
 	acked     bool // a 201 came back
 	duplicate bool // the 201 said duplicate: true
 	attempts  int
-	rekeyed   int // Idempotency-Keys given up because they stayed in flight (409)
+	inFlight  int // 409s: the key's claim was still held (by a request the outage cut)
 	final     int // the last status (0: transport error)
 	body      string
 	at        time.Time // when the last answer came
@@ -274,14 +274,12 @@ type leadResult struct {
 
 // Lead retry policy: a client retries a 503 or a connection error with the
 // same Idempotency-Key after Retry-After, and a 409 (the key is still in
-// flight) after a pause. A key that stays in flight for leadStuckAfter
-// attempts in a row was orphaned by a crash (its claim lasts for the
-// origin's idempotency lease); the client then sends the same enquiry with a
-// new key, which the duplicate rule keeps from being stored twice.
+// flight) after a second, always with the same key. A claim whose request
+// the outage cut is released by the origin's idempotency lease (its lead
+// timeout + 5 s), well within leadDeadline.
 const (
-	leadMaxAttempts = 30
+	leadMaxAttempts = 40
 	leadDeadline    = 45 * time.Second
-	leadStuckAfter  = 4
 )
 
 // submitLead sends enquiry i of run (unique e-mail, its own Idempotency-Key)
@@ -292,7 +290,6 @@ func (d *driver) submitLead(run string, i int64, key string) leadResult {
 		i, email, run)
 	r := leadResult{email: email}
 	idem := fmt.Sprintf("drill-%s-%d", run, i)
-	inFlight := 0
 	deadline := time.Now().Add(leadDeadline)
 	for r.attempts < leadMaxAttempts && time.Now().Before(deadline) {
 		r.attempts++
@@ -317,12 +314,8 @@ func (d *driver) submitLead(run string, i int64, key string) leadResult {
 		case s.status == 503 || s.status == 429:
 			time.Sleep(time.Duration(min(max(s.retryAfter, 1), 3)) * time.Second)
 		case s.status == 409:
-			if inFlight++; inFlight >= leadStuckAfter {
-				r.rekeyed++
-				inFlight = 0
-				idem = fmt.Sprintf("drill-%s-%d-r%d", run, i, r.rekeyed)
-			}
-			time.Sleep(500 * time.Millisecond)
+			r.inFlight++
+			time.Sleep(time.Second)
 		default:
 			return r // a 4xx or a 500: not for retrying
 		}
@@ -378,15 +371,15 @@ type leadCheck struct {
 	NotAcked   int `json:"not_acknowledged"`
 	Missing    int `json:"acknowledged_missing"` // a 201 without its row
 	Duplicates int `json:"stored_twice"`         // one enquiry, several leads
-	Rekeyed    int `json:"idempotency_keys_orphaned"`
+	InFlight   int `json:"in_flight_409s"`
 	Retried    int `json:"leads_retried"`
 	Attempts   int `json:"attempts"`
 	Statuses   map[int]int
 }
 
 func (c leadCheck) String() string {
-	return fmt.Sprintf("%d leads, %d acknowledged (%d after retries, %d attempts), %d not acknowledged, %d acknowledged but missing, %d stored twice, %d orphaned Idempotency-Keys",
-		c.Sent, c.Acked, c.Retried, c.Attempts, c.NotAcked, c.Missing, c.Duplicates, c.Rekeyed)
+	return fmt.Sprintf("%d leads, %d acknowledged (%d after retries, %d attempts), %d not acknowledged, %d acknowledged but missing, %d stored twice, %d retries answered 409 (key still in flight)",
+		c.Sent, c.Acked, c.Retried, c.Attempts, c.NotAcked, c.Missing, c.Duplicates, c.InFlight)
 }
 
 // err reports the first broken promise: a lead lost, stored twice, or not
@@ -436,7 +429,7 @@ func checkLeads(ctx context.Context, dbURL, site string, results []leadResult) (
 	}
 	for _, r := range results {
 		c.Attempts += r.attempts
-		c.Rekeyed += r.rekeyed
+		c.InFlight += r.inFlight
 		c.Statuses[r.final]++
 		if len(stored[r.email]) > 1 {
 			c.Duplicates++

@@ -76,8 +76,12 @@ func (s *Service) Mount(handle func(pattern string, h api.HandlerFunc)) {
 }
 
 // idempotencyLease is how long an in-flight Idempotency-Key claim blocks
-// retries before it counts as abandoned: well beyond Config.Timeout.
-func (s *Service) idempotencyLease() time.Duration { return 3*s.cfg.Timeout + time.Minute }
+// retries (409) before it counts as abandoned: a little beyond
+// Config.Timeout, which bounds the work of a live request. A claim whose
+// origin died frees itself that soon, so a client retrying after an outage
+// is not kept waiting; and a request that outlived its lease cannot store
+// its lead, because the claim is checked in the lead's transaction.
+func (s *Service) idempotencyLease() time.Duration { return s.cfg.Timeout + 5*time.Second }
 
 // submit checks the request in the order of the errors a client would fix
 // first: identity (401), scope (403), media type (415), size (413), then
