@@ -38,6 +38,9 @@ type redisMetrics struct {
 	fallbacks      *metrics.Counter
 	fallbackActive *metrics.Gauge
 	latency        *metrics.Histogram
+	// slowCalls counts calls over the timeout that did not (yet) make the
+	// limiter fall back; those requests were decided locally.
+	slowCalls *metrics.Counter
 }
 
 func newRedisMetrics(set *metrics.Set) redisMetrics {
@@ -45,6 +48,7 @@ func newRedisMetrics(set *metrics.Set) redisMetrics {
 		fallbacks:      set.GetOrCreateCounter(`ratelimit_fallback_total`),
 		fallbackActive: set.GetOrCreateGauge(`ratelimit_fallback_active`, nil),
 		latency:        set.GetOrCreateHistogram(`ratelimit_redis_duration_seconds`),
+		slowCalls:      set.GetOrCreateCounter(`ratelimit_redis_slow_calls_total`),
 	}
 }
 

@@ -53,6 +53,9 @@ const (
 	connectTimeout = time.Second
 	// probeInterval is how often a limiter in fallback checks Redis.
 	probeInterval = time.Second
+	// slowCallsToFallback is how many calls in a row over the timeout make
+	// the limiter fall back; a failed call does at once.
+	slowCallsToFallback = 3
 )
 
 // Redis is a [Limiter] that keeps the count in Redis, so every edge that
@@ -62,13 +65,16 @@ const (
 // trips. Counters are keys lg:rl:{site}:{window start, Unix seconds} that
 // expire 120 s after their window's first request.
 //
-// When a call fails or takes longer than RedisOptions.Timeout, that request
-// and every later one are decided by a local fallback limiter at
-// limit/ExpectedEdges (at least 1), without calling Redis, until a background
+// When a call fails, or slowCallsToFallback calls in a row take longer than
+// RedisOptions.Timeout, that request and every later one are decided by a
+// local fallback limiter at limit/ExpectedEdges (at least 1), without
+// calling Redis, until a background
 // probe (every second: PING, then the script in its read-only form within
 // Timeout) sees Redis answer again. Falling back and returning each log one
 // line, call OnFallback once and move the metrics (see the package doc);
-// requests never fail because of Redis.
+// requests never fail because of Redis. A slow call short of that run is
+// decided by the fallback limiter alone: one scheduling hiccup on a busy
+// host does not take the edge off Redis for a second.
 //
 // Counts are exact while Redis answers. Around an outage they are not: a
 // call that timed out may still have been counted in Redis, and the fallback
@@ -99,6 +105,8 @@ type Redis struct {
 	client rueidis.Client
 	down   atomic.Bool // deciding locally
 	closed atomic.Bool
+	// slow counts the calls in a row that took longer than the timeout.
+	slow atomic.Int32
 
 	mu        sync.Mutex // serialises falling back, returning and Close
 	stop      chan struct{}
@@ -227,8 +235,16 @@ func (r *Redis) Allow(ctx context.Context, site string, limit int, now time.Time
 	ws := windowStart(now)
 	n, err := r.eval(counterKey(site, ws), limit, r.timeout)
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && r.slow.Add(1) < slowCallsToFallback {
+			r.metrics.slowCalls.Inc()
+			return r.allowLocally(site, limit, now)
+		}
+		r.slow.Store(0)
 		r.enterFallback(err)
 		return r.allowLocally(site, limit, now)
+	}
+	if r.slow.Load() != 0 {
+		r.slow.Store(0)
 	}
 	if n == 0 {
 		return r.decision.count(rejected(limit, ws, now))

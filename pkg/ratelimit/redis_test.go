@@ -322,3 +322,41 @@ func closedPort(tb testing.TB) string {
 	l.Close()
 	return addr
 }
+
+// TestRedisOneSlowCallDoesNotFallBack: a call over the timeout is decided
+// locally, but the limiter stays on Redis until slowCallsToFallback calls
+// in a row are slow.
+func TestRedisOneSlowCallDoesNotFallBack(t *testing.T) {
+	srv := devdb.NewTestRedis(t)
+	admin := mustAdmin(t, srv)
+	h := mustRedis(t, srv.URL, RedisOptions{Timeout: 100 * time.Millisecond}, fastProbe)
+	ctx := context.Background()
+	if d := h.Allow(ctx, "site", 60, t0); d != ok(60, 59, minute(1)) {
+		t.Fatalf("before the pause: %+v", d)
+	}
+	// Writes (the script) wait 150 ms: the next call times out, the one
+	// after it is answered.
+	if err := admin.Do(ctx, admin.B().ClientPause().Timeout(150).Write().Build()).Error(); err != nil {
+		t.Fatalf("CLIENT PAUSE: %v", err)
+	}
+	if d := h.Allow(ctx, "slow", 60, t0); !d.Allowed {
+		t.Fatalf("slow call: %+v", d)
+	}
+	if n := h.counter(`ratelimit_redis_slow_calls_total`); n != 1 {
+		t.Fatalf("ratelimit_redis_slow_calls_total = %d, want 1", n)
+	}
+	before := h.counter(`ratelimit_decisions_total{backend="redis",result="allowed"}`)
+	deadline := time.Now().Add(waitLimit)
+	for h.counter(`ratelimit_decisions_total{backend="redis",result="allowed"}`) == before {
+		if time.Now().After(deadline) {
+			t.Fatal("Redis never decided again after the pause")
+		}
+		h.Allow(ctx, "after", 60, t0)
+	}
+	if calls := h.events.calls(); len(calls) != 0 {
+		t.Errorf("OnFallback calls %v, want none", calls)
+	}
+	if n := h.counter(`ratelimit_fallback_total`); n != 0 {
+		t.Errorf("ratelimit_fallback_total = %d, want 0", n)
+	}
+}
