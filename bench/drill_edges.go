@@ -76,6 +76,15 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 		d.do("limit", int(i%edges), "GET", path, nil, hdr)
 	})
 	time.Sleep(p.pre)
+	// A Redis call over the timeout is decided locally without a fallback
+	// (three in a row make one): each may admit a request the shared count
+	// did not see. Counted just before the kill.
+	slowBefore := 0
+	for e := range edges {
+		if m, err := scrapeMetrics(ctx, sys.edges[e].URL()); err == nil {
+			slowBefore += int(m.sum("ratelimit_redis_slow_calls_total"))
+		}
+	}
 	killAt := time.Now()
 	sys.killRedis()
 	// Each edge says it fell back in its log.
@@ -159,13 +168,15 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 		"statuses": statuses, "windows": windows, "fallback_after_kill_ms": effect, "in_fallback_at_kill": already,
 		"fallbacks_at_first_request": coldFallbacks, "fallbacks_before_kill": spurious, "fallbacks_before_kill_after_load_start_ms": spuriousAt,
 		"metric_fallback_active": metricsActive, "metric_fallback_decisions": fallbackDecisions,
+		"slow_redis_calls_before_kill": slowBefore,
 	}
 	// Before the kill the edges admit at most the limit together, unless
 	// one fell back already (a Redis call over its timeout): then the
-	// window's bound is the one for a window spanning a fallback.
-	preBound := limit
+	// window's bound is the one for a window spanning a fallback; and
+	// each slow call decided locally may add one.
+	preBound := limit + slowBefore
 	if spurious[0]+spurious[1] > 0 {
-		preBound = limit + edges*share
+		preBound = limit + edges*share + slowBefore
 	}
 	var parts, problems []string
 	for reset, w := range windows {
