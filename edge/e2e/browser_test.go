@@ -1,91 +1,16 @@
 package e2e
 
 import (
-	"context"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	json "github.com/goccy/go-json"
+
+	"github.com/listgate/listgate/pkg/devbrowser"
 )
-
-// chromium returns the path of a headless-capable Chromium. Without one the
-// test is skipped, except when CI is set: there it fails (.ci/run installs
-// Debian's chromium).
-func chromium(tb testing.TB) string {
-	tb.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		tb.Fatal("no Chromium on PATH (install Debian's chromium)")
-	}
-	tb.Skip("no Chromium on PATH; install chromium to run the browser tests")
-	return ""
-}
-
-// browser is a headless Chromium tab for one test.
-type browser struct {
-	t   *testing.T
-	ctx context.Context
-}
-
-func newBrowser(t *testing.T) *browser {
-	t.Helper()
-	bin := chromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin),
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1024, 768))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(cancel)
-	return &browser{t: t, ctx: ctx}
-}
-
-func (b *browser) do(steps ...chromedp.Action[chromedp.Void]) {
-	b.t.Helper()
-	if err := chromedp.Do(b.ctx, steps...); err != nil {
-		b.t.Fatal(err)
-	}
-}
-
-func (b *browser) get(a chromedp.Action[string]) string {
-	b.t.Helper()
-	v, err := chromedp.Run(b.ctx, a)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	return v
-}
-
-// screenshot saves the page as docs/screenshots/<name>.png, only when
-// LISTGATE_SCREENSHOTS=1 (so ordinary runs don't rewrite the files).
-func (b *browser) screenshot(name string) {
-	b.t.Helper()
-	if os.Getenv("LISTGATE_SCREENSHOTS") != "1" {
-		return
-	}
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	dir := filepath.Join("..", "..", "docs", "screenshots")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-		b.t.Fatal(err)
-	}
-}
 
 const browserPassword = "correct horse battery staple e2e"
 
@@ -93,7 +18,7 @@ const browserPassword = "correct horse battery staple e2e"
 // which forwards /dashboard to the origin: keys made and revoked in the
 // browser, pairing a WordPress site end to end, and the leads export.
 func TestBrowserThroughEdge(t *testing.T) {
-	b := newBrowser(t)
+	b := devbrowser.New(t, devbrowser.Options{})
 	s, edge := newPublicSystem(t)
 	base := edge.url()
 	site := s.site("professional")
@@ -101,37 +26,37 @@ func TestBrowserThroughEdge(t *testing.T) {
 		"--password-stdin", "--site", site, "--json")
 	listings := base + "/v1/sites/" + site + "/listings"
 
-	b.do(chromedp.Navigate(base+"/dashboard/login"),
+	b.Do(chromedp.Navigate(base+"/dashboard/login"),
 		chromedp.WaitVisible(`#email`),
 		chromedp.SendKeys(`#email`, "staff@agency.example"),
 		chromedp.SendKeys(`#password`, browserPassword),
 		chromedp.Click(`#sign-in`),
 		chromedp.WaitVisible(`main table`))
-	if sites := b.get(chromedp.Text(`main`)); !strings.Contains(sites, "E2E professional") {
+	if sites := devbrowser.Get(b, chromedp.Text(`main`)); !strings.Contains(sites, "E2E professional") {
 		t.Fatalf("sites page %q", sites)
 	}
-	b.screenshot("sites")
-	b.do(chromedp.Navigate(base+"/dashboard/sites/"+site), chromedp.WaitVisible(`.actions`))
-	b.screenshot("site")
+	b.Screenshot("sites")
+	b.Do(chromedp.Navigate(base+"/dashboard/sites/"+site), chromedp.WaitVisible(`.actions`))
+	b.Screenshot("site")
 
 	t.Run("key", func(t *testing.T) {
-		b.t = t
-		b.do(chromedp.Navigate(base+"/dashboard/sites/"+site+"/keys"),
+		b.TB = t
+		b.Do(chromedp.Navigate(base+"/dashboard/sites/"+site+"/keys"),
 			chromedp.WaitVisible(`#key-name`),
 			chromedp.SendKeys(`#key-name`, "Website"))
 		// Exactly listings:read.
-		b.get(chromedp.Evaluate[string](`document.querySelectorAll('input[name=scope]').forEach(
+		devbrowser.Get(b, chromedp.Evaluate[string](`document.querySelectorAll('input[name=scope]').forEach(
 			c => { c.checked = c.value === "listings:read"; }); ""`))
-		b.do(chromedp.Click(`#create-key`), chromedp.WaitVisible(`#secret`))
-		secret := b.get(chromedp.Value(`#secret`))
+		b.Do(chromedp.Click(`#create-key`), chromedp.WaitVisible(`#secret`))
+		secret := devbrowser.Get(b, chromedp.Value(`#secret`))
 		if r := do(t, "GET", listings, nil, bearer(secret)); r.status != 200 {
 			t.Fatalf("listings with the browser's key: %d %s", r.status, r.body)
 		}
-		b.do(chromedp.Navigate(base+"/dashboard/sites/"+site+"/keys"), chromedp.WaitVisible(`#keys`))
-		b.screenshot("keys")
-		b.get(chromedp.Evaluate[string](`window.confirm = function () { return true; }; ""`))
-		b.do(chromedp.Click(`#keys button.danger`), chromedp.WaitVisible(`.notice`))
-		if keys := b.get(chromedp.Text(`#keys`)); !strings.Contains(keys, "revoked") {
+		b.Do(chromedp.Navigate(base+"/dashboard/sites/"+site+"/keys"), chromedp.WaitVisible(`#keys`))
+		b.Screenshot("keys")
+		devbrowser.Get(b, chromedp.Evaluate[string](`window.confirm = function () { return true; }; ""`))
+		b.Do(chromedp.Click(`#keys button.danger`), chromedp.WaitVisible(`.notice`))
+		if keys := devbrowser.Get(b, chromedp.Text(`#keys`)); !strings.Contains(keys, "revoked") {
 			t.Fatalf("keys table after revoking %q", keys)
 		}
 		deadline := time.Now().Add(time.Second)
@@ -148,7 +73,7 @@ func TestBrowserThroughEdge(t *testing.T) {
 	})
 
 	t.Run("pairing", func(t *testing.T) {
-		b.t = t
+		b.TB = t
 		r := do(t, "POST", base+"/v1/pairing/device",
 			[]byte(`{"home_url":"https://agency.example","site_name":"Agency","plugin_version":"1.0"}`),
 			map[string]string{"Content-Type": "application/json"})
@@ -175,13 +100,13 @@ func TestBrowserThroughEdge(t *testing.T) {
 		}
 		last := time.Now()
 
-		b.do(chromedp.Navigate(dev.VerificationURIComplete), chromedp.WaitVisible(`#approve`))
-		if page := b.get(chromedp.Text(`main`)); !strings.Contains(page, "https://agency.example") {
+		b.Do(chromedp.Navigate(dev.VerificationURIComplete), chromedp.WaitVisible(`#approve`))
+		if page := devbrowser.Get(b, chromedp.Text(`main`)); !strings.Contains(page, "https://agency.example") {
 			t.Fatalf("pairing page %q", page)
 		}
-		b.screenshot("pairing-approve")
-		b.do(chromedp.SetValue(`#site`, site), chromedp.Click(`#approve`), chromedp.WaitVisible(`.notice`))
-		if done := b.get(chromedp.Text(`.notice`)); !strings.Contains(done, "Approved") {
+		b.Screenshot("pairing-approve")
+		b.Do(chromedp.SetValue(`#site`, site), chromedp.Click(`#approve`), chromedp.WaitVisible(`.notice`))
+		if done := devbrowser.Get(b, chromedp.Text(`.notice`)); !strings.Contains(done, "Approved") {
 			t.Fatalf("after approving %q", done)
 		}
 
@@ -227,24 +152,24 @@ func TestBrowserThroughEdge(t *testing.T) {
 	})
 
 	t.Run("leads export", func(t *testing.T) {
-		b.t = t
+		b.TB = t
 		k := s.key(site, "leads:write")
 		const email = "buyer.e2e@example.com"
 		if r := do(t, "POST", base+"/v1/leads", []byte(`{"name":"Browser Buyer","email":"`+email+`"}`),
 			map[string]string{"Authorization": "Bearer " + k.Key, "Content-Type": "application/json"}); r.status/100 != 2 {
 			t.Fatalf("lead: %d %s", r.status, r.body)
 		}
-		b.do(chromedp.Navigate(base+"/dashboard/sites/"+site+"/leads"), chromedp.WaitVisible(`#leads`))
-		if leads := b.get(chromedp.Text(`#leads`)); !strings.Contains(leads, email) {
+		b.Do(chromedp.Navigate(base+"/dashboard/sites/"+site+"/leads"), chromedp.WaitVisible(`#leads`))
+		if leads := devbrowser.Get(b, chromedp.Text(`#leads`)); !strings.Contains(leads, email) {
 			t.Fatalf("leads page %q", leads)
 		}
-		b.screenshot("leads")
-		href, err := chromedp.Run(b.ctx, chromedp.AttributeValue(`#export-leads`, "href"))
-		if err != nil || !href.Exists {
-			t.Fatalf("export link: %+v %v", href, err)
+		b.Screenshot("leads")
+		href := devbrowser.Get(b, chromedp.AttributeValue(`#export-leads`, "href"))
+		if !href.Exists {
+			t.Fatalf("export link: %+v", href)
 		}
 		hrefJS, _ := json.Marshal(href.Value)
-		csv := b.get(chromedp.Evaluate[string](`fetch(`+string(hrefJS)+`, {credentials: "same-origin"}).then(
+		csv := devbrowser.Get(b, chromedp.Evaluate[string](`fetch(`+string(hrefJS)+`, {credentials: "same-origin"}).then(
 			r => r.ok ? r.text() : Promise.reject(new Error("export: " + r.status)))`, chromedp.EvalAwaitPromise))
 		if !strings.Contains(csv, email) {
 			t.Fatalf("export %q lacks %s", csv, email)
@@ -253,7 +178,7 @@ func TestBrowserThroughEdge(t *testing.T) {
 			t.Errorf("export href %q", href.Value)
 		}
 
-		b.do(chromedp.Navigate(base+"/dashboard/sites/"+site+"/usage"), chromedp.WaitVisible(`main h1`))
-		b.screenshot("usage")
+		b.Do(chromedp.Navigate(base+"/dashboard/sites/"+site+"/usage"), chromedp.WaitVisible(`main h1`))
+		b.Screenshot("usage")
 	})
 }

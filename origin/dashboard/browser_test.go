@@ -2,61 +2,24 @@ package dashboard_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/listgate/listgate/pkg/apikey"
+	"github.com/listgate/listgate/pkg/devbrowser"
 )
-
-// chromium returns the path of a headless-capable Chromium. Without one the
-// test is skipped, except when CI is set: there it fails (.ci/run installs
-// Debian's chromium).
-func chromium(tb testing.TB) string {
-	tb.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		tb.Fatal("no Chromium on PATH (install Debian's chromium)")
-	}
-	tb.Skip("no Chromium on PATH; install chromium to run the browser tests")
-	return ""
-}
 
 // TestBrowserSignInAndKey drives a real headless Chromium: sign in, create
 // a key and read it once, revoke it after confirming.
 func TestBrowserSignInAndKey(t *testing.T) {
-	bin := chromium(t)
+	b := devbrowser.New(t, devbrowser.Options{Width: 390, Height: 844}) // phone width
 	f := newFixture(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin),
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(390, 844)) // phone width
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-
-	do := func(steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	do := b.Do
 	get := func(a chromedp.Action[string]) string {
 		t.Helper()
-		v, err := chromedp.Run(ctx, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
+		return devbrowser.Get(b, a)
 	}
 
 	do(chromedp.Navigate(f.srv.URL+"/dashboard"),
