@@ -1,0 +1,14 @@
+// Package e2e is the end-to-end test of the reference WordPress plugin
+// (pairing/wordpress/listgate) in a real WordPress: Debian's WordPress on
+// MariaDB behind PHP's built-in server (pkg/devwp), the real origin and edge
+// binaries on a throwaway Postgres (pkg/devdb, pkg/devproc), and headless
+// Chromium (pkg/devbrowser) as the site's administrator and as a visitor.
+//
+// It pairs the plugin with the edge, shows the demo site's listings with
+// filters, featured listings and a listing page with its images, sends
+// enquiries as leads, serves cached listings while the site is rate
+// limited, checks that no key reaches a page, disconnects, and checks that
+// the plugin logs no PHP error. Without PHP,
+// MariaDB, WordPress or Chromium the test is skipped, except when CI is
+// set: there it fails. It has no code of its own.
+package e2e
