@@ -5,12 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/listgate/listgate/pkg/devdb"
 )
@@ -22,15 +25,18 @@ func init() {
 		if q {
 			d, r, l = 2*time.Second, 1, time.Second
 		}
-		// wrk: three targets per round; open model: two targets.
-		return systemSetup + time.Duration(3*r)*d + latencyPlan(2, l)
+		// wrk: four targets per round; open model: two targets.
+		return systemSetup + time.Duration(4*r)*d + latencyPlan(2, l)
 	}
 }
 
 // benchEdgeHit compares a cached ~10 KB listing page through the whole edge
 // path (auth, scope, limit on an Enterprise site, cache) with nginx serving
-// the identical bytes as a static file and with the origin answering the
-// same page from Postgres: same wrk settings, same run, alternating. Then
+// the identical bytes as a static file, with a bare fasthttp handler
+// answering the same bytes (the server the edge is built on, doing nothing
+// else: what is left of the gap to nginx is the edge's own work), and with
+// the origin answering the same page from Postgres: same wrk settings,
+// same run, alternating. Then
 // the edge and the origin at fixed rates (open model) for their latency.
 func benchEdgeHit(args []string) error {
 	fs := flag.NewFlagSet("edge-hit", flag.ContinueOnError)
@@ -70,6 +76,11 @@ func benchEdgeHit(args []string) error {
 		return err
 	}
 	defer nginx.stop()
+	bare, err := startBareFasthttp([]byte(page))
+	if err != nil {
+		return err
+	}
+	defer bare.Shutdown()
 
 	originHeaders := []string{"X-Listgate-Internal-Token: " + benchToken,
 		"X-Listgate-Site: " + sys.siteID, "X-Listgate-Key-Id: bench", "X-Listgate-Scopes: listings:read"}
@@ -79,6 +90,7 @@ func benchEdgeHit(args []string) error {
 	}{
 		{"edge-hit", edge.URL() + path, []string{"Authorization: Bearer " + sys.readKey}},
 		{"nginx-static", "http://" + nginx.addr + "/page.json", nil},
+		{"fasthttp-static", "http://" + bare.addr + "/page.json", nil},
 		{"origin-direct", origin.URL() + path, originHeaders},
 	}
 	fmt.Printf("edge-hit: %d-byte listing page, wrk -t2 -c%d -d%v, %d alternating rounds\n", len(page), *conns, *dur, *rounds)
@@ -98,16 +110,18 @@ func benchEdgeHit(args []string) error {
 			}
 		}
 	}
-	e, n, o := best["edge-hit"], best["nginx-static"], best["origin-direct"]
-	summarize("edge-hit", "best of %d wrk rounds (-c%d -d%v): edge %s req/s, nginx %s, origin-direct %s; edge/nginx = %s, edge/origin-direct = %s",
-		*rounds, *conns, *dur, fmtRate(e.RPS), fmtRate(n.RPS), fmtRate(o.RPS), fmtRatio(e.RPS/n.RPS), fmtRatio(e.RPS/o.RPS))
+	e, n, f, o := best["edge-hit"], best["nginx-static"], best["fasthttp-static"], best["origin-direct"]
+	summarize("edge-hit", "best of %d wrk rounds (-c%d -d%v): edge %s req/s, nginx %s, bare fasthttp %s, origin-direct %s; edge/nginx = %s, edge/bare fasthttp = %s, bare fasthttp/nginx = %s, edge/origin-direct = %s",
+		*rounds, *conns, *dur, fmtRate(e.RPS), fmtRate(n.RPS), fmtRate(f.RPS), fmtRate(o.RPS), fmtRatio(e.RPS/n.RPS),
+		fmtRatio(e.RPS/f.RPS), fmtRatio(f.RPS/n.RPS), fmtRatio(e.RPS/o.RPS))
 	addTable("edge-hit", wrkTable(fmt.Sprintf("A %d-byte listing page, `wrk -t2 -c%d -d%v`, best of %d alternating rounds:", len(page), *conns, *dur, *rounds),
-		[]wrkResult{e, n, o}, 0))
+		[]wrkResult{e, n, f, o}, 0))
 	addBars("edge-hit", barChart{Name: "throughput", Title: fmt.Sprintf("Cached listing page (%d bytes), wrk -c%d", len(page), *conns),
-		Unit: "requests/s", Ref: 0, Bars: []chartBar{{"edge-hit", e.RPS}, {"nginx-static", n.RPS}, {"origin-direct", o.RPS}}})
+		Unit: "requests/s", Ref: 0, Bars: []chartBar{{"edge-hit", e.RPS}, {"nginx-static", n.RPS}, {"fasthttp-static", f.RPS}, {"origin-direct", o.RPS}}})
 	data := map[string]any{
 		"page_bytes": len(page), "connections": *conns, "duration_s": dur.Seconds(), "rounds": *rounds,
 		"best": best, "edge_over_nginx": e.RPS / n.RPS, "edge_over_origin": e.RPS / o.RPS,
+		"edge_over_bare_fasthttp": e.RPS / f.RPS, "bare_fasthttp_over_nginx": f.RPS / n.RPS,
 	}
 	writeResults("edge-hit", data)
 	if *latDur <= 0 {
@@ -120,7 +134,7 @@ func benchEdgeHit(args []string) error {
 	for _, t := range []struct {
 		name, url string
 		headers   []string
-	}{targets[0], targets[2]} {
+	}{targets[0], targets[3]} {
 		h := http.Header{}
 		for _, kv := range t.headers {
 			k, v, _ := strings.Cut(kv, ": ")
@@ -258,3 +272,24 @@ func (p *nginxProcess) stop() {
 }
 
 func freePort() (int, error) { return devdb.FreePort() }
+
+// bareServer is a fasthttp server in this process that answers every
+// request with one page, as the edge's responses are typed.
+type bareServer struct {
+	*fasthttp.Server
+	addr string
+}
+
+// startBareFasthttp serves page on a free loopback port.
+func startBareFasthttp(page []byte) (*bareServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &bareServer{Server: &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		ctx.Response.Header.SetContentType("application/json")
+		ctx.Response.SetBodyRaw(page)
+	}, NoDefaultServerHeader: true}, addr: ln.Addr().String()}
+	go s.Serve(ln)
+	return s, nil
+}
