@@ -5,21 +5,20 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/listgate/listgate/pkg/devproc"
 )
 
 // binaries builds the origin and edge into dir.
 func binaries(dir string) (origin, edge string, err error) {
-	origin, edge = filepath.Join(dir, "origin"), filepath.Join(dir, "edge")
-	for _, b := range []struct{ out, pkg string }{{origin, "./origin"}, {edge, "./edge"}} {
-		if out, err := exec.Command("go", "build", "-o", b.out, b.pkg).CombinedOutput(); err != nil {
-			return "", "", fmt.Errorf("build %s: %v\n%s", b.pkg, err, out)
-		}
+	bins, err := devproc.Build(dir, devproc.Origin, devproc.Edge)
+	if err != nil {
+		return "", "", err
 	}
-	return origin, edge, nil
+	return bins[0], bins[1], nil
 }
 
 // cli runs an origin admin command with --json and decodes its output.

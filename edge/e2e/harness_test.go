@@ -33,15 +33,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bins.dir = dir
-	bins.origin, bins.edge = filepath.Join(dir, "origin"), filepath.Join(dir, "edge")
-	for _, b := range []struct{ out, pkg string }{{bins.origin, "../../origin"}, {bins.edge, ".."}} {
-		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b.pkg, err, out)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
+	built, err := devproc.Build(dir, devproc.Origin, devproc.Edge)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
 	}
+	bins.origin, bins.edge = built[0], built[1]
 	code := devdb.RunTests(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -60,16 +58,7 @@ type proc struct {
 // stopped when the test ends, and its log is printed if the test failed.
 func start(tb testing.TB, name, bin string, env []string, args ...string) *proc {
 	tb.Helper()
-	p, err := devproc.Start(bin, devproc.Options{Env: env, Args: args})
-	if err != nil {
-		tb.Fatalf("%s: %v", name, err)
-	}
-	tb.Cleanup(func() {
-		p.Stop()
-		if tb.Failed() {
-			tb.Logf("--- %s log ---\n%s", name, p.Logs())
-		}
-	})
+	p := devproc.StartTB(tb, name, bin, devproc.Options{Env: env, Args: args})
 	return &proc{Process: p, name: name, addr: p.Addr}
 }
 

@@ -62,29 +62,12 @@ func startListgate(t *testing.T) *listgate {
 	edgeAddr := ln.Addr().String()
 	ln.Close()
 	l.edgeURL = "http://" + edgeAddr
-	l.origin = startProcess(t, "origin", bins.origin, []string{"LISTGATE_DATABASE_URL=" + l.dbURL,
+	l.origin = devproc.StartTB(t, "origin", bins.origin, devproc.Options{Args: []string{"serve"}, Env: []string{"LISTGATE_DATABASE_URL=" + l.dbURL,
 		"LISTGATE_INTERNAL_TOKEN=" + internalToken, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0",
-		"LISTGATE_PUBLIC_URL=" + l.edgeURL}, "serve")
-	l.edge = startProcess(t, "edge", bins.edge, []string{"LISTGATE_INTERNAL_TOKEN=" + internalToken,
-		"LISTGATE_EDGE_ADDR=" + edgeAddr, "LISTGATE_ORIGIN_URL=" + l.origin.URL()})
+		"LISTGATE_PUBLIC_URL=" + l.edgeURL}})
+	l.edge = devproc.StartTB(t, "edge", bins.edge, devproc.Options{Env: []string{"LISTGATE_INTERNAL_TOKEN=" + internalToken,
+		"LISTGATE_EDGE_ADDR=" + edgeAddr, "LISTGATE_ORIGIN_URL=" + l.origin.URL()}})
 	return l
-}
-
-// startProcess runs bin until the test ends; its log is printed if the
-// test failed.
-func startProcess(t *testing.T, name, bin string, env []string, args ...string) *devproc.Process {
-	t.Helper()
-	p, err := devproc.Start(bin, devproc.Options{Env: env, Args: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		p.Stop()
-		if t.Failed() {
-			t.Logf("--- %s log ---\n%s", name, p.Logs())
-		}
-	})
-	return p
 }
 
 // cli runs the origin's admin CLI on the test's database and decodes its

@@ -3,11 +3,10 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devproc"
 )
 
 // bins are the origin and edge binaries TestMain builds.
@@ -25,14 +24,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bins.dir = dir
-	bins.origin, bins.edge = filepath.Join(dir, "origin"), filepath.Join(dir, "edge")
-	for _, b := range []struct{ out, pkg string }{{bins.origin, "../../../origin"}, {bins.edge, "../../../edge"}} {
-		if out, err := exec.Command("go", "build", "-o", b.out, b.pkg).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b.pkg, err, out)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
+	built, err := devproc.Build(dir, devproc.Origin, devproc.Edge)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
 	}
+	bins.origin, bins.edge = built[0], built[1]
 	code := devdb.RunTests(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
