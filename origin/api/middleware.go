@@ -176,11 +176,6 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		}
 		d := time.Since(start)
 		pattern := r.Pattern
-		if pattern == "" {
-			// identify hands the mux a copy of r (WithContext) when the
-			// edge sent it, and the mux records the pattern on the copy.
-			_, pattern = s.mux.Handler(r)
-		}
 		if pattern == "" || pattern == "/" {
 			pattern = "unmatched"
 		}
@@ -223,20 +218,24 @@ func (s *Server) identify(next http.Handler) http.Handler {
 		for _, h := range []string{HeaderInternalToken, HeaderSite, HeaderKeyID, HeaderScopes, HeaderClientIP} {
 			r.Header.Del(h)
 		}
-		if trusted {
-			r = r.WithContext(context.WithValue(r.Context(), fromEdgeKey, true))
-			if ip, err := netip.ParseAddr(clientIP); err == nil {
-				r = r.WithContext(context.WithValue(r.Context(), clientIPKey, ip.String()))
+		if !trusted {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx := context.WithValue(r.Context(), fromEdgeKey, true)
+		if ip, err := netip.ParseAddr(clientIP); err == nil {
+			ctx = context.WithValue(ctx, clientIPKey, ip.String())
+		}
+		if site != "" && keyID != "" {
+			if sc, err := apikey.ParseScopes(strings.TrimSpace(scopes)); err == nil {
+				ctx = context.WithValue(ctx, identityKey, Identity{SiteID: site, KeyID: keyID, Scopes: sc})
 			}
 		}
-		if trusted && site != "" && keyID != "" {
-			sc, err := apikey.ParseScopes(strings.TrimSpace(scopes))
-			if err == nil {
-				id := Identity{SiteID: site, KeyID: keyID, Scopes: sc}
-				r = r.WithContext(context.WithValue(r.Context(), identityKey, id))
-			}
-		}
-		next.ServeHTTP(w, r)
+		rc := r.WithContext(ctx)
+		next.ServeHTTP(w, rc)
+		// The mux records the route on the request it was given;
+		// logRequests, outside, reads it from r.
+		r.Pattern = rc.Pattern
 	})
 }
 
