@@ -66,7 +66,9 @@ func Start(bin string, opts Options) (*Process, error) {
 		return nil, err
 	}
 	addrc := make(chan string, 1)
+	scanned := make(chan struct{})
 	go func() {
+		defer close(scanned)
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
@@ -87,7 +89,9 @@ func Start(bin string, opts Options) (*Process, error) {
 			}
 		}
 	}()
-	go func() { p.cmd.Wait(); close(p.done) }()
+	// Wait closes the pipe: only once every line has been read, or the
+	// last ones (the shutdown's) could be lost.
+	go func() { <-scanned; p.cmd.Wait(); close(p.done) }()
 	select {
 	case p.Addr = <-addrc:
 		return p, nil

@@ -19,9 +19,9 @@ func script(tb testing.TB, body string) string {
 }
 
 func TestStartWaitsForTheListeningLine(t *testing.T) {
-	bin := script(t, `echo '{"msg":"warming up"}' >&2
+	bin := script(t, `trap 'echo "{\"msg\":\"stopped\"}" >&2; exit 0' TERM
+echo '{"msg":"warming up"}' >&2
 echo '{"msg":"edge listening","addr":"127.0.0.1:4321"}' >&2
-trap 'echo "{\"msg\":\"stopped\"}" >&2; exit 0' TERM
 while true; do sleep 0.05; done
 `)
 	var tee strings.Builder
