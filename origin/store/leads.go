@@ -194,47 +194,50 @@ func (db *DB) SubmitLead(ctx context.Context, nl NewLead) (LeadOutcome, error) {
 const maxAttempts = 2
 
 func submitLead(ctx context.Context, tx pgx.Tx, nl NewLead) (LeadOutcome, error) {
-	if len(nl.LockKeys) > 0 {
-		b := &pgx.Batch{}
-		for _, k := range nl.LockKeys {
-			b.Queue(`SELECT pg_advisory_xact_lock($1)`, k)
-		}
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return LeadOutcome{}, fmt.Errorf("store: lead locks: %w", err)
-		}
+	// The locks and the duplicate search go in one round trip: a batch
+	// runs in order, so the search starts once the locks are held.
+	b := &pgx.Batch{}
+	for _, k := range nl.LockKeys {
+		b.Queue(`SELECT pg_advisory_xact_lock($1)`, k)
 	}
-	out, found, err := findDuplicate(ctx, tx, nl)
-	if err != nil {
-		return LeadOutcome{}, err
+	out, found, err := LeadOutcome{Duplicate: true}, false, error(nil)
+	queueFindDuplicate(b, nl, &out, &found)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return LeadOutcome{}, fmt.Errorf("store: lead locks and duplicate search: %w", err)
 	}
+	b = &pgx.Batch{}
 	if !found {
-		if out, err = createLead(ctx, tx, nl); err != nil {
+		if out, err = createLead(ctx, tx, nl, b); err != nil {
 			return LeadOutcome{}, err
 		}
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO lead_submissions (site_id, lead_id, key_id, duplicate, request_id, payload)
+	// The rows that follow from the outcome, in one round trip: its
+	// assignment (queued by createLead), the submission, the stored
+	// response of the Idempotency-Key.
+	b.Queue(`INSERT INTO lead_submissions (site_id, lead_id, key_id, duplicate, request_id, payload)
 		VALUES ($1, $2, $3, $4, $5, $6)`,
 		nl.SiteID, out.LeadID, nullString(nl.KeyID), out.Duplicate, nullString(nl.RequestID), string(nl.Payload))
-	if err != nil {
-		return LeadOutcome{}, fmt.Errorf("store: insert lead submission: %w", err)
-	}
 	if nl.Idempotency != nil {
 		status, body := nl.Respond(out)
-		if err := finishIdempotency(ctx, tx, *nl.Idempotency, status, body); err != nil {
+		queueFinishIdempotency(b, *nl.Idempotency, status, body)
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		if errors.Is(err, ErrClaimLost) {
 			return LeadOutcome{}, err
 		}
+		return LeadOutcome{}, fmt.Errorf("store: insert lead submission: %w", err)
 	}
 	return out, nil
 }
 
-// findDuplicate returns the earliest lead the submission duplicates.
-func findDuplicate(ctx context.Context, tx pgx.Tx, nl NewLead) (LeadOutcome, bool, error) {
-	out := LeadOutcome{Duplicate: true}
+// queueFindDuplicate queues the search for the earliest lead the
+// submission duplicates; when there is one, it sets *found and fills out.
+func queueFindDuplicate(b *pgx.Batch, nl NewLead, out *LeadOutcome, found *bool) {
 	phones := nl.Phones
 	if phones == nil {
 		phones = []string{}
 	}
-	err := tx.QueryRow(ctx, `SELECT id, status, assigned_to FROM leads
+	b.Queue(`SELECT id, status, assigned_to FROM leads
 		WHERE site_id = $1
 		  AND (listing_ref = $2 OR ($2::bigint IS NULL AND listing_ref IS NULL))
 		  AND type = $3
@@ -243,18 +246,22 @@ func findDuplicate(ctx context.Context, tx pgx.Tx, nl NewLead) (LeadOutcome, boo
 		ORDER BY created_at, id
 		LIMIT 1`,
 		nl.SiteID, nullInt(nl.ListingRef), nl.Type, nl.DuplicateWindow.Seconds(), nullString(nl.EmailNorm), phones).
-		Scan(&out.LeadID, &out.Status, &out.AssignedTo)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return LeadOutcome{}, false, nil
-	}
-	if err != nil {
-		return LeadOutcome{}, false, fmt.Errorf("store: find duplicate lead: %w", err)
-	}
-	return out, true, nil
+		QueryRow(func(r pgx.Row) error {
+			err := r.Scan(&out.LeadID, &out.Status, &out.AssignedTo)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("find duplicate lead: %w", err)
+			}
+			*found = true
+			return nil
+		})
 }
 
-// createLead assigns and inserts a new lead.
-func createLead(ctx context.Context, tx pgx.Tx, nl NewLead) (LeadOutcome, error) {
+// createLead assigns and inserts a new lead, and queues its assignment's
+// record on b.
+func createLead(ctx context.Context, tx pgx.Tx, nl NewLead, b *pgx.Batch) (LeadOutcome, error) {
 	a, err := assignLead(ctx, tx, nl)
 	if err != nil {
 		return LeadOutcome{}, err
@@ -271,11 +278,8 @@ func createLead(ctx context.Context, tx pgx.Tx, nl NewLead) (LeadOutcome, error)
 	if err != nil {
 		return LeadOutcome{}, fmt.Errorf("store: insert lead: %w", err)
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO lead_assignments (site_id, lead_id, agent_id, assigned_to, reason)
+	b.Queue(`INSERT INTO lead_assignments (site_id, lead_id, agent_id, assigned_to, reason)
 		VALUES ($1, $2, $3, $4, $5)`, nl.SiteID, out.LeadID, a.agentID, a.email, a.reason)
-	if err != nil {
-		return LeadOutcome{}, fmt.Errorf("store: insert lead assignment: %w", err)
-	}
 	return out, nil
 }
 

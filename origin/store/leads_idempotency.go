@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // IdempotencyRequest is a request carrying an Idempotency-Key, per site and
@@ -124,18 +125,16 @@ func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c IdempotencyClaim) err
 	return nil
 }
 
-// finishIdempotency stores the response of a claim in the transaction that
-// stored the lead. It fails with ErrClaimLost when the claim is no longer
-// this request's.
-func finishIdempotency(ctx context.Context, tx pgx.Tx, c IdempotencyClaim, status int, body []byte) error {
-	tag, err := tx.Exec(ctx, `UPDATE idempotency_keys SET state = 'done', response_code = $5, response_body = $6
+// queueFinishIdempotency queues, in the transaction that stores the lead,
+// the storing of a claim's response. The batch fails with ErrClaimLost when
+// the claim is no longer this request's.
+func queueFinishIdempotency(b *pgx.Batch, c IdempotencyClaim, status int, body []byte) {
+	b.Queue(`UPDATE idempotency_keys SET state = 'done', response_code = $5, response_body = $6
 		WHERE site_id = $1 AND key_id = $2 AND idem_key = $3 AND claim_id = $4 AND state = 'in_flight'`,
-		c.SiteID, c.KeyID, c.Key, c.ClaimID, status, body)
-	if err != nil {
-		return fmt.Errorf("store: store idempotent response: %w", err)
-	}
-	if tag.RowsAffected() != 1 {
-		return ErrClaimLost
-	}
-	return nil
+		c.SiteID, c.KeyID, c.Key, c.ClaimID, status, body).Exec(func(tag pgconn.CommandTag) error {
+		if tag.RowsAffected() != 1 {
+			return ErrClaimLost
+		}
+		return nil
+	})
 }
