@@ -21,27 +21,19 @@ import (
 	"github.com/listgate/listgate/pkg/devproc"
 )
 
-var bins struct {
-	dir          string
-	origin, edge string
-}
+// bins are the origin and edge binaries TestMain builds.
+var bins *devproc.Binaries
 
+// TestMain builds the origin and edge, runs the tests, and stops the
+// throwaway Postgres they used.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "listgate-e2e-")
-	if err != nil {
+	var err error
+	if bins, err = devproc.BuildBinaries(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bins.dir = dir
-	built, err := devproc.Build(dir, devproc.Origin, devproc.Edge)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	bins.origin, bins.edge = built[0], built[1]
 	code := devdb.RunTests(m)
-	os.RemoveAll(dir)
+	bins.Remove()
 	os.Exit(code)
 }
 
@@ -99,7 +91,7 @@ func (s *system) startOrigin() *proc {
 	if s.public != "" {
 		env = append(env, "LISTGATE_PUBLIC_URL="+s.public)
 	}
-	return start(s.tb, "origin", bins.origin, env, args...)
+	return start(s.tb, "origin", bins.Origin, env, args...)
 }
 
 // edgeOpts are the environment of one edge.
@@ -132,7 +124,7 @@ func (s *system) startEdge(o edgeOpts) *proc {
 		}
 		args = append(args, "--config", path)
 	}
-	return start(s.tb, "edge", bins.edge, env, args...)
+	return start(s.tb, "edge", bins.Edge, env, args...)
 }
 
 // newPublicSystem is newSystem with an edge at a fixed loopback address
@@ -154,7 +146,7 @@ func newPublicSystem(tb testing.TB) (*system, *proc) {
 // cliStdin runs the origin's admin CLI like cli, with stdin.
 func (s *system) cliStdin(dst any, stdin string, args ...string) {
 	s.tb.Helper()
-	cmd := exec.Command(bins.origin, args...)
+	cmd := exec.Command(bins.Origin, args...)
 	cmd.Env = append(os.Environ(), "LISTGATE_DATABASE_URL="+s.dbURL)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.Output()

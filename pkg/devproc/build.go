@@ -2,6 +2,7 @@ package devproc
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -46,3 +47,27 @@ func StartTB(tb testing.TB, name, bin string, opts Options) *Process {
 	})
 	return p
 }
+
+// Binaries are the origin and edge built for a test package (TestMain).
+type Binaries struct {
+	Origin, Edge string
+	dir          string
+}
+
+// BuildBinaries builds the origin and edge into a new temporary directory;
+// Remove deletes it.
+func BuildBinaries() (*Binaries, error) {
+	dir, err := os.MkdirTemp("", "listgate-bin-")
+	if err != nil {
+		return nil, err
+	}
+	built, err := Build(dir, Origin, Edge)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &Binaries{Origin: built[0], Edge: built[1], dir: dir}, nil
+}
+
+// Remove deletes the binaries.
+func (b *Binaries) Remove() { os.RemoveAll(b.dir) }

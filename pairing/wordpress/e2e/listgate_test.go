@@ -62,10 +62,10 @@ func startListgate(t *testing.T) *listgate {
 	edgeAddr := ln.Addr().String()
 	ln.Close()
 	l.edgeURL = "http://" + edgeAddr
-	l.origin = devproc.StartTB(t, "origin", bins.origin, devproc.Options{Args: []string{"serve"}, Env: []string{"LISTGATE_DATABASE_URL=" + l.dbURL,
+	l.origin = devproc.StartTB(t, "origin", bins.Origin, devproc.Options{Args: []string{"serve"}, Env: []string{"LISTGATE_DATABASE_URL=" + l.dbURL,
 		"LISTGATE_INTERNAL_TOKEN=" + internalToken, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0",
 		"LISTGATE_PUBLIC_URL=" + l.edgeURL}})
-	l.edge = devproc.StartTB(t, "edge", bins.edge, devproc.Options{Env: []string{"LISTGATE_INTERNAL_TOKEN=" + internalToken,
+	l.edge = devproc.StartTB(t, "edge", bins.Edge, devproc.Options{Env: []string{"LISTGATE_INTERNAL_TOKEN=" + internalToken,
 		"LISTGATE_EDGE_ADDR=" + edgeAddr, "LISTGATE_ORIGIN_URL=" + l.origin.URL()}})
 	return l
 }
@@ -80,7 +80,7 @@ func (l *listgate) cli(tb testing.TB, dst any, args ...string) {
 // cliStdin is cli with stdin.
 func (l *listgate) cliStdin(tb testing.TB, dst any, stdin string, args ...string) {
 	tb.Helper()
-	cmd := exec.Command(bins.origin, args...)
+	cmd := exec.Command(bins.Origin, args...)
 	cmd.Env = append(os.Environ(), "LISTGATE_DATABASE_URL="+l.dbURL)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.Output()
