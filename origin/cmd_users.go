@@ -19,11 +19,14 @@ import (
 
 // newPairingAndDashboard builds the pairing routes and the staff dashboard
 // over one pairing service: a code's wrong entries and the per-IP and
-// per-account limits count the same whichever door they come through.
+// per-account limits count the same whichever door they come through. The
+// abuse limits are kept in Postgres, so every origin of a deployment
+// counts the same events.
 func newPairingAndDashboard(db *store.DB, cfg config.Origin, log *slog.Logger) (*pairinghttp.Handler, *dashboard.Handler, error) {
-	perIP := pairing.NewWindowLimiter(10, 10*time.Minute)
-	perAccount := pairing.NewWindowLimiter(10, 10*time.Minute)
+	perIP := db.NewWindowLimiter("pairing_entry_ip", 10, 10*time.Minute)
+	perAccount := db.NewWindowLimiter("pairing_entry_account", 10, 10*time.Minute)
 	svc, err := pairing.New(pairing.Config{Store: db.Pairings(), PublicURL: cfg.PublicURL, Log: log,
+		StartsPerIP:       db.NewWindowLimiter("pairing_start_ip", 10, 10*time.Minute),
 		WrongEntriesPerIP: perIP, WrongEntriesPerAccount: perAccount})
 	if err != nil {
 		return nil, nil, err
@@ -33,7 +36,9 @@ func newPairingAndDashboard(db *store.DB, cfg config.Origin, log *slog.Logger) (
 		return nil, nil, err
 	}
 	dash, err := dashboard.New(dashboard.Config{DB: db, Pairing: svc, EntriesPerIP: perIP,
-		EntriesPerAccount: perAccount, ClientIP: api.ClientIP, Log: log})
+		EntriesPerAccount: perAccount, ClientIP: api.ClientIP, Log: log,
+		FailedLoginsPerIP:    db.NewWindowLimiter("signin_ip", 20, 15*time.Minute),
+		FailedLoginsPerEmail: db.NewWindowLimiter("signin_email", 5, 15*time.Minute)})
 	return routes, dash, err
 }
 

@@ -18,11 +18,12 @@ type Swept struct {
 	Usage           int64
 	Pairings        int64
 	FeedJobs        int64
+	LimitWindows    int64
 }
 
 // Total is the number of rows Sweep touched.
 func (s Swept) Total() int64 {
-	return s.IdempotencyKeys + s.Sessions + s.OAuthTokens + s.Usage + s.Pairings + s.FeedJobs
+	return s.IdempotencyKeys + s.Sessions + s.OAuthTokens + s.Usage + s.Pairings + s.FeedJobs + s.LimitWindows
 }
 
 // FeedJobRetention is how long a finished feed job's status stays readable
@@ -32,10 +33,11 @@ const FeedJobRetention = 30 * 24 * time.Hour
 // Sweep deletes what is past its use at now: idempotency records and
 // dashboard sessions and upload tokens that have expired, usage counts
 // older than usageRetention and feed jobs finished more than
-// FeedJobRetention ago; and it marks pending pairings whose codes have
-// expired as expired. Each kind is deleted in batches of sweepBatch rows.
-// Everything swept was already ignored by the code that reads it; Sweep only
-// keeps the tables from growing. Safe to run from several origins at once.
+// FeedJobRetention ago, and abuse-limit windows that have run out; and it
+// marks pending pairings whose codes have expired as expired. Each kind is
+// deleted in batches of sweepBatch rows. Everything swept was already
+// ignored by the code that reads it; Sweep only keeps the tables from
+// growing. Safe to run from several origins at once.
 func (db *DB) Sweep(ctx context.Context, now time.Time, usageRetention time.Duration) (Swept, error) {
 	var s Swept
 	for _, d := range []struct {
@@ -49,6 +51,7 @@ func (db *DB) Sweep(ctx context.Context, now time.Time, usageRetention time.Dura
 		{"usage", "usage_minutes", "minute", now.Add(-usageRetention), &s.Usage},
 		// Only finished jobs have finished_at.
 		{"feed jobs", "feed_jobs", "finished_at", now.Add(-FeedJobRetention), &s.FeedJobs},
+		{"limit windows", "limit_windows", "expires_at", now, &s.LimitWindows},
 	} {
 		// The table and column names are constants of this function.
 		q := fmt.Sprintf(`DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(
