@@ -145,7 +145,7 @@ func benchLimiter(args []string) error {
 	summarize("limiter", "throughput (admitted+limited) local %.0f req/s, redis %.0f req/s, two edges sharing redis %.0f req/s: redis/local = %.2f",
 		l.RPS, r.RPS, r2.RPS, r.RPS/l.RPS)
 	if fallbackCount["redis"]+fallbackCount["redis-2-edges"] > 0 {
-		summarize("limiter", "under saturating load the Redis limiter fell back %d times (calls over redis_timeout), admitting %d over the limit (redis) and %d (two edges): counts are exact only while Redis answers in time",
+		summarize("limiter", "under saturating load %d Redis calls missed redis_timeout (decided locally, three in a row a fallback), admitting %d over the limit (redis) and %d (two edges): counts are exact only while Redis answers in time",
 			fallbackCount["redis"]+fallbackCount["redis-2-edges"], overAdmitted["redis"], overAdmitted["redis-2-edges"])
 	}
 	addBars("limiter", barChart{Name: "throughput", Title: "Limiter throughput (admitted + limited), wrk on loopback",
