@@ -32,7 +32,7 @@ type env struct {
 // origin and edge: pairing from the settings page, the listings grid and
 // its filters, featured listings, a listing with its images, enquiries,
 // stale listings while rate limited, no key in any page, disconnecting,
-// and no PHP error. Each step needs the ones
+// uninstalling, and no PHP error. Each step needs the ones
 // before it, so the first failure ends the test.
 func TestWordPressPlugin(t *testing.T) {
 	devwp.Require(t)
@@ -60,6 +60,7 @@ func TestWordPressPlugin(t *testing.T) {
 		{"stale while rate limited", testStaleWhileLimited},
 		{"no keys in pages", testNoKeysInPages},
 		{"disconnect", testDisconnect},
+		{"uninstall", testUninstall},
 		{"no PHP errors", testNoPHPErrors},
 	} {
 		ok := t.Run(step.name, func(t *testing.T) {
