@@ -71,7 +71,8 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 		log.Info("migrated", "applied", len(applied))
 	}
 	feeds, err := upload.New(upload.Config{DB: db, Importer: ingest.New(db, log), Log: log,
-		Workers: cfg.FeedWorkers, MaxFeedBytes: cfg.FeedMaxBytes, TokenTTL: cfg.OAuthTokenTTL, ClientIP: api.ClientIP})
+		Workers: cfg.FeedWorkers, MaxFeedBytes: cfg.FeedMaxBytes, TokenTTL: cfg.OAuthTokenTTL, ClientIP: api.ClientIP,
+		AuthFailureLimiter: db.NewWindowLimiter("oauth_failures_ip", upload.DefaultAuthFailures, time.Minute)})
 	if err != nil {
 		return err
 	}
@@ -283,8 +284,7 @@ func sweepLoop(ctx context.Context, db *store.DB, log *slog.Logger) {
 		case err != nil && ctx.Err() == nil:
 			log.Warn("sweep", "err", err)
 		case swept.Total() > 0:
-			log.Info("swept expired rows", "idempotency_keys", swept.IdempotencyKeys, "sessions", swept.Sessions,
-				"oauth_tokens", swept.OAuthTokens, "usage_minutes", swept.Usage, "feed_jobs", swept.FeedJobs, "pairings_expired", swept.Pairings)
+			log.Info("swept expired rows", "idempotency_keys", swept.IdempotencyKeys, "sessions", swept.Sessions, "usage_minutes", swept.Usage, "feed_jobs", swept.FeedJobs, "pairings_expired", swept.Pairings)
 		}
 		select {
 		case <-ctx.Done():

@@ -14,7 +14,6 @@ const sweepBatch = 5000
 type Swept struct {
 	IdempotencyKeys int64
 	Sessions        int64
-	OAuthTokens     int64
 	Usage           int64
 	Pairings        int64
 	FeedJobs        int64
@@ -23,7 +22,7 @@ type Swept struct {
 
 // Total is the number of rows Sweep touched.
 func (s Swept) Total() int64 {
-	return s.IdempotencyKeys + s.Sessions + s.OAuthTokens + s.Usage + s.Pairings + s.FeedJobs + s.LimitWindows
+	return s.IdempotencyKeys + s.Sessions + s.Usage + s.Pairings + s.FeedJobs + s.LimitWindows
 }
 
 // FeedJobRetention is how long a finished feed job's status stays readable
@@ -31,13 +30,14 @@ func (s Swept) Total() int64 {
 const FeedJobRetention = 30 * 24 * time.Hour
 
 // Sweep deletes what is past its use at now: idempotency records and
-// dashboard sessions and upload tokens that have expired, usage counts
+// dashboard sessions that have expired, usage counts
 // older than usageRetention and feed jobs finished more than
 // FeedJobRetention ago, and abuse-limit windows that have run out; and it
 // marks pending pairings whose codes have expired as expired. Each kind is
 // deleted in batches of sweepBatch rows. Everything swept was already
 // ignored by the code that reads it; Sweep only keeps the tables from
-// growing. Safe to run from several origins at once.
+// growing. Safe to run from several origins at once. (Expired upload tokens
+// are deleted by the upload service itself.)
 func (db *DB) Sweep(ctx context.Context, now time.Time, usageRetention time.Duration) (Swept, error) {
 	var s Swept
 	for _, d := range []struct {
@@ -47,7 +47,6 @@ func (db *DB) Sweep(ctx context.Context, now time.Time, usageRetention time.Dura
 	}{
 		{"idempotency keys", "idempotency_keys", "expires_at", now, &s.IdempotencyKeys},
 		{"dashboard sessions", "dashboard_sessions", "expires_at", now, &s.Sessions},
-		{"oauth tokens", "oauth_tokens", "expires_at", now, &s.OAuthTokens},
 		{"usage", "usage_minutes", "minute", now.Add(-usageRetention), &s.Usage},
 		// Only finished jobs have finished_at.
 		{"feed jobs", "feed_jobs", "finished_at", now.Add(-FeedJobRetention), &s.FeedJobs},

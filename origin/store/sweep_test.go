@@ -51,10 +51,10 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.IdempotencyKeys != 3 || got.Sessions != 1 || got.OAuthTokens != 2 || got.Usage != 2 || got.FeedJobs != 1 || got.Total() != 9 {
-		t.Fatalf("swept %+v; want 3 idempotency keys, 1 session, 2 tokens, 2 usage rows, 1 feed job", got)
+	if got.IdempotencyKeys != 3 || got.Sessions != 1 || got.Usage != 2 || got.FeedJobs != 1 || got.Total() != 7 {
+		t.Fatalf("swept %+v; want 3 idempotency keys, 1 session, 2 usage rows, 1 feed job", got)
 	}
-	for table, want := range map[string]int{"idempotency_keys": 1, "dashboard_sessions": 2, "oauth_tokens": 1, "usage_minutes": 1, "feed_jobs": 2} {
+	for table, want := range map[string]int{"idempotency_keys": 1, "dashboard_sessions": 2, "oauth_tokens": 3, "usage_minutes": 1, "feed_jobs": 2} {
 		var n int
 		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil || n != want {
 			t.Errorf("%s: %d rows left, %v; want %d", table, n, err, want)

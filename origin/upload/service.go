@@ -26,6 +26,7 @@ import (
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/ingest"
 	"github.com/listgate/listgate/origin/store"
+	"github.com/listgate/listgate/pairing"
 )
 
 // Importer applies a feed to a site's listings; *ingest.Importer is one.
@@ -55,8 +56,13 @@ type Config struct {
 	// TokenTTL is the lifetime of an access token. Default 1 h.
 	TokenTTL time.Duration
 	// AuthFailures is how many failed client authentications one client IP
-	// may make per minute before the token endpoint answers 429. Default 20.
+	// may make per minute before the token endpoint answers 429. Default
+	// DefaultAuthFailures.
 	AuthFailures int
+	// AuthFailureLimiter counts them. Nil: an in-memory limiter of
+	// AuthFailures a minute (per process); the origin passes one kept in
+	// Postgres, shared by every origin.
+	AuthFailureLimiter Limiter
 	// ClientIP names the client of a request for the failed-authentication
 	// limit. Nil: the host of RemoteAddr.
 	ClientIP func(*http.Request) string
@@ -97,7 +103,7 @@ func (c *Config) setDefaults() {
 		}
 	}
 	def(&c.Workers, 2)
-	def(&c.AuthFailures, 20)
+	def(&c.AuthFailures, DefaultAuthFailures)
 	def(&c.MaxAttempts, 3)
 	if c.MaxFeedBytes == 0 {
 		c.MaxFeedBytes = 50 << 20
@@ -138,6 +144,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// DefaultAuthFailures is Config.AuthFailures' default.
+const DefaultAuthFailures = 20
+
 // Service serves the upload API and runs its feed workers. Build it with
 // New; mount it on the API server and call Run once. Safe for concurrent
 // use.
@@ -145,7 +154,7 @@ type Service struct {
 	cfg     Config
 	db      *store.DB
 	log     *slog.Logger
-	limiter *failLimiter
+	limiter Limiter
 	// wake has room for one signal per worker: a new job wakes idle ones.
 	wake chan struct{}
 	// lastPurge is when (Config.Now, Unix nanoseconds) expired tokens were
@@ -159,8 +168,11 @@ func New(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.AuthFailureLimiter == nil {
+		cfg.AuthFailureLimiter = pairing.NewWindowLimiter(cfg.AuthFailures, time.Minute)
+	}
 	return &Service{cfg: cfg, db: cfg.DB, log: cfg.Log,
-		limiter: newFailLimiter(cfg.AuthFailures, time.Minute),
+		limiter: cfg.AuthFailureLimiter,
 		wake:    make(chan struct{}, cfg.Workers)}, nil
 }
 

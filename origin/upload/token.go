@@ -42,7 +42,7 @@ type tokenResponse struct {
 // failures, which are the API's envelope.
 func (s *Service) token(w http.ResponseWriter, r *http.Request) error {
 	ip := s.cfg.ClientIP(r)
-	if blocked, wait := s.limiter.blocked(ip, s.cfg.Now()); blocked {
+	if ok, wait := s.limiter.Allow(ip, s.cfg.Now()); !ok {
 		return apierror.RateLimited(int(math.Ceil(wait.Seconds())))
 	}
 	req, oerr := s.readTokenRequest(w, r)
@@ -135,7 +135,7 @@ func (s *Service) oauthFail(w http.ResponseWriter, r *http.Request, ip string, e
 	if e.code == errInvalidClient {
 		status = http.StatusUnauthorized
 		w.Header().Set("WWW-Authenticate", `Basic realm="listgate"`)
-		s.limiter.fail(ip, s.cfg.Now())
+		s.limiter.Add(ip, s.cfg.Now())
 	}
 	return writeTokenJSON(w, status, map[string]string{"error": e.code, "error_description": e.description})
 }

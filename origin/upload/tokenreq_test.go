@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
-	"time"
 	"unicode/utf8"
 )
 
@@ -137,43 +136,4 @@ func TestCredentialFormats(t *testing.T) {
 			t.Errorf("%q passes as a token", s)
 		}
 	}
-}
-
-func TestFailLimiter(t *testing.T) {
-	l := newFailLimiter(2, time.Minute)
-	t0 := time.Unix(1_700_000_000, 0)
-	for name, c := range map[string]struct {
-		fails   []time.Duration // offsets of failures from t0
-		at      time.Duration
-		blocked bool
-		wait    time.Duration
-	}{
-		"fresh":               {nil, 0, false, 0},
-		"under the limit":     {[]time.Duration{0}, time.Second, false, 0},
-		"at the limit":        {[]time.Duration{0, time.Second}, 10 * time.Second, true, 50 * time.Second},
-		"window over":         {[]time.Duration{0, time.Second}, time.Minute, false, 0},
-		"last second of it":   {[]time.Duration{0, 0}, time.Minute - time.Millisecond, true, time.Second},
-		"new window restarts": {[]time.Duration{0, time.Minute}, time.Minute + time.Second, false, 0},
-	} {
-		t.Run(name, func(t *testing.T) {
-			ip := name
-			for _, d := range c.fails {
-				l.fail(ip, t0.Add(d))
-			}
-			blocked, wait := l.blocked(ip, t0.Add(c.at))
-			if blocked != c.blocked || wait != c.wait {
-				t.Errorf("blocked %v for %s; want %v for %s", blocked, wait, c.blocked, c.wait)
-			}
-		})
-	}
-	t.Run("memory is bounded", func(t *testing.T) {
-		l := newFailLimiter(2, time.Minute)
-		l.maxIPs = 10
-		for i := range 25 {
-			l.fail(string(rune('a'+i)), t0)
-		}
-		if len(l.ips) > 10 {
-			t.Errorf("%d IPs tracked, bound 10", len(l.ips))
-		}
-	})
 }
