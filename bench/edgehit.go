@@ -15,6 +15,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/listgate/listgate/pkg/config"
 	"github.com/listgate/listgate/pkg/devdb"
 )
 
@@ -286,10 +287,13 @@ func startBareFasthttp(page []byte) (*bareServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The edge's buffer sizes, so edge/bare fasthttp measures the edge's
+	// own per-request work.
+	ec := config.DefaultEdge()
 	s := &bareServer{Server: &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
 		ctx.Response.Header.SetContentType("application/json")
 		ctx.Response.SetBodyRaw(page)
-	}, NoDefaultServerHeader: true}, addr: ln.Addr().String()}
+	}, NoDefaultServerHeader: true, ReadBufferSize: ec.MaxHeaderBytes, WriteBufferSize: ec.WriteBufferBytes}, addr: ln.Addr().String()}
 	go s.Serve(ln)
 	return s, nil
 }

@@ -109,6 +109,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		WriteTimeout:                  cfg.WriteTimeout,
 		IdleTimeout:                   cfg.IdleTimeout,
 		ReadBufferSize:                cfg.MaxHeaderBytes,
+		WriteBufferSize:               cfg.WriteBufferBytes,
 		MaxRequestBodySize:            cfg.MaxBodyBytes,
 		NoDefaultServerHeader:         true,
 		NoDefaultContentType:          true,

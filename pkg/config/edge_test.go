@@ -41,4 +41,11 @@ func TestEdgeEnvironmentAndValidation(t *testing.T) {
 	if err := c.Validate(); err == nil {
 		t.Error("bad trusted proxy accepted")
 	}
+	c.TrustedProxies = nil
+	for _, n := range []int{0, 4<<10 - 1, 1<<20 + 1} {
+		c.WriteBufferBytes = n
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "write_buffer_bytes") {
+			t.Errorf("write_buffer_bytes %d: err = %v", n, err)
+		}
+	}
 }
