@@ -194,20 +194,24 @@ func (db *DB) SubmitLead(ctx context.Context, nl NewLead) (LeadOutcome, error) {
 const maxAttempts = 2
 
 func submitLead(ctx context.Context, tx pgx.Tx, nl NewLead) (LeadOutcome, error) {
-	// The locks and the duplicate search go in one round trip: a batch
-	// runs in order, so the search starts once the locks are held.
+	// The locks, the duplicate search and what assignment needs to know go
+	// in one round trip: a batch runs in order, so the search starts once
+	// the locks are held.
 	b := &pgx.Batch{}
 	for _, k := range nl.LockKeys {
 		b.Queue(`SELECT pg_advisory_xact_lock($1)`, k)
 	}
-	out, found, err := LeadOutcome{Duplicate: true}, false, error(nil)
+	out, found := LeadOutcome{Duplicate: true}, false
 	queueFindDuplicate(b, nl, &out, &found)
+	var af assignFacts
+	queueAssignFacts(b, nl, &af)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return LeadOutcome{}, fmt.Errorf("store: lead locks and duplicate search: %w", err)
 	}
 	b = &pgx.Batch{}
 	if !found {
-		if out, err = createLead(ctx, tx, nl, b); err != nil {
+		var err error
+		if out, err = createLead(ctx, tx, nl, af, b); err != nil {
 			return LeadOutcome{}, err
 		}
 	}
@@ -239,7 +243,7 @@ func queueFindDuplicate(b *pgx.Batch, nl NewLead, out *LeadOutcome, found *bool)
 	}
 	b.Queue(`SELECT id, status, assigned_to FROM leads
 		WHERE site_id = $1
-		  AND (listing_ref = $2 OR ($2::bigint IS NULL AND listing_ref IS NULL))
+		  AND listing_ref IS NOT DISTINCT FROM $2::bigint
 		  AND type = $3
 		  AND created_at > now() - make_interval(secs => $4)
 		  AND (email_norm = $5 OR phone_e164 = ANY ($6) OR mobile_e164 = ANY ($6))
@@ -259,25 +263,101 @@ func queueFindDuplicate(b *pgx.Batch, nl NewLead, out *LeadOutcome, found *bool)
 		})
 }
 
-// createLead assigns and inserts a new lead, and queues its assignment's
-// record on b.
-func createLead(ctx context.Context, tx pgx.Tx, nl NewLead, b *pgx.Batch) (LeadOutcome, error) {
-	a, err := assignLead(ctx, tx, nl)
-	if err != nil {
-		return LeadOutcome{}, err
+// assignFacts is what the assignment rules read (see SubmitLead).
+type assignFacts struct {
+	// listingAgentID and listingAgentEmail are the listing's first listing
+	// agent with an e-mail, 0 for none.
+	listingAgentID    int64
+	listingAgentEmail string
+	// recipient is the site's default lead recipient ("" for none) and
+	// recipientAgent the agent with that e-mail, if any.
+	recipient      string
+	recipientAgent *int64
+	// agents is true when the site has an agent with an e-mail.
+	agents bool
+}
+
+// queueAssignFacts queues the read-only look-ups of the assignment rules,
+// filling af; none is queued when agent_email already decides.
+func queueAssignFacts(b *pgx.Batch, nl NewLead, af *assignFacts) {
+	if nl.AgentID != 0 {
+		return
 	}
-	out := LeadOutcome{AssignedTo: a.email, Reason: a.reason}
-	err = tx.QueryRow(ctx, `INSERT INTO leads (site_id, listing_ref, type, priority, name,
-			email, email_norm, phone, phone_e164, mobile, mobile_e164, message, metadata, assigned_to, assigned_agent_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-		RETURNING id, status`,
-		nl.SiteID, nullInt(nl.ListingRef), nl.Type, nl.Priority, nl.Name,
+	if nl.ListingRef != 0 {
+		b.Queue(`SELECT a.id, a.email FROM listing_agents la
+			JOIN agents a ON a.site_id = la.site_id AND a.id = la.agent_id
+			WHERE la.site_id = $1 AND la.listing_ref = $2 AND btrim(coalesce(a.email, '')) <> ''
+			ORDER BY la.position LIMIT 1`, nl.SiteID, nl.ListingRef).
+			QueryRow(func(r pgx.Row) error {
+				return wrap("listing agent", noRows(r.Scan(&af.listingAgentID, &af.listingAgentEmail)))
+			})
+	}
+	b.Queue(`SELECT btrim(coalesce(s.default_lead_recipient, '')),
+			(SELECT a.id FROM agents a WHERE a.site_id = s.id AND lower(a.email) = lower(btrim(s.default_lead_recipient))),
+			EXISTS (SELECT 1 FROM agents a WHERE a.site_id = s.id AND btrim(coalesce(a.email, '')) <> '')
+		FROM sites s WHERE s.id = $1`, nl.SiteID).
+		QueryRow(func(r pgx.Row) error {
+			return wrap("default lead recipient", r.Scan(&af.recipient, &af.recipientAgent, &af.agents))
+		})
+}
+
+// insertLeadColumns are the columns createLead inserts, assignment last.
+const insertLeadColumns = `site_id, listing_ref, type, priority, name, email, email_norm, phone, phone_e164,
+	mobile, mobile_e164, message, metadata, assigned_to, assigned_agent_id`
+
+// createLead assigns and inserts a new lead, and queues its assignment's
+// record on b. Round robin takes the site's counter in the statement that
+// inserts the lead: the counter row stays locked until the transaction
+// ends (concurrent leads take consecutive turns), so it is taken as late,
+// and held for as few round trips, as can be.
+func createLead(ctx context.Context, tx pgx.Tx, nl NewLead, af assignFacts, b *pgx.Batch) (LeadOutcome, error) {
+	values := []any{nl.SiteID, nullInt(nl.ListingRef), nl.Type, nl.Priority, nl.Name,
 		nullString(nl.Email), nullString(nl.EmailNorm), nullString(nl.Phone), nullString(nl.PhoneE164),
-		nullString(nl.Mobile), nullString(nl.MobileE164), nullString(nl.Message), string(nl.Metadata),
-		a.email, a.agentID).Scan(&out.LeadID, &out.Status)
+		nullString(nl.Mobile), nullString(nl.MobileE164), nullString(nl.Message), string(nl.Metadata)}
+	a := assignment{reason: AssignedToNobody}
+	switch {
+	case nl.AgentID != 0:
+		a = assignment{&nl.AgentID, &nl.AgentEmail, AssignedByAgentEmail}
+	case af.listingAgentID != 0:
+		a = assignment{&af.listingAgentID, &af.listingAgentEmail, AssignedByListingAgent}
+	case af.recipient != "":
+		a = assignment{af.recipientAgent, &af.recipient, AssignedByDefaultRecipient}
+	}
+	var out LeadOutcome
+	var agentID *int64
+	var err error
+	if a.reason == AssignedToNobody && af.agents {
+		// The agent at the turn's position (modulo their number) among
+		// the site's agents with an e-mail, in id order; nobody if they
+		// went away meanwhile.
+		err = tx.QueryRow(ctx, `WITH turn AS (
+				INSERT INTO lead_round_robin AS rr (site_id, next) VALUES ($1, 1)
+				ON CONFLICT (site_id) DO UPDATE SET next = rr.next + 1
+				RETURNING next - 1 AS t),
+			pick AS (
+				SELECT a.id, a.email FROM (
+					SELECT id, email, row_number() OVER (ORDER BY id) - 1 AS i, count(*) OVER () AS n
+					FROM agents WHERE site_id = $1 AND btrim(coalesce(email, '')) <> '') a, turn
+				WHERE a.i = turn.t % a.n)
+			INSERT INTO leads (`+insertLeadColumns+`)
+			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, pick.email, pick.id
+			FROM turn LEFT JOIN pick ON true
+			RETURNING id, status, assigned_to, assigned_agent_id`, values...).
+			Scan(&out.LeadID, &out.Status, &out.AssignedTo, &agentID)
+		a = assignment{agentID, out.AssignedTo, AssignedByRoundRobin}
+		if agentID == nil {
+			a.reason = AssignedToNobody
+		}
+	} else {
+		err = tx.QueryRow(ctx, `INSERT INTO leads (`+insertLeadColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+			RETURNING id, status, assigned_to`, append(values, a.email, a.agentID)...).
+			Scan(&out.LeadID, &out.Status, &out.AssignedTo)
+	}
 	if err != nil {
 		return LeadOutcome{}, fmt.Errorf("store: insert lead: %w", err)
 	}
+	out.Reason = a.reason
 	b.Queue(`INSERT INTO lead_assignments (site_id, lead_id, agent_id, assigned_to, reason)
 		VALUES ($1, $2, $3, $4, $5)`, nl.SiteID, out.LeadID, a.agentID, a.email, a.reason)
 	return out, nil
@@ -288,74 +368,6 @@ type assignment struct {
 	agentID *int64
 	email   *string
 	reason  string
-}
-
-// assignLead applies the assignment rules in order (see SubmitLead).
-func assignLead(ctx context.Context, tx pgx.Tx, nl NewLead) (assignment, error) {
-	if nl.AgentID != 0 {
-		return assignment{&nl.AgentID, &nl.AgentEmail, AssignedByAgentEmail}, nil
-	}
-	var a assignment
-	if nl.ListingRef != 0 {
-		var id int64
-		var email string
-		err := tx.QueryRow(ctx, `SELECT a.id, a.email FROM listing_agents la
-			JOIN agents a ON a.site_id = la.site_id AND a.id = la.agent_id
-			WHERE la.site_id = $1 AND la.listing_ref = $2 AND btrim(coalesce(a.email, '')) <> ''
-			ORDER BY la.position LIMIT 1`, nl.SiteID, nl.ListingRef).Scan(&id, &email)
-		if err == nil {
-			return assignment{&id, &email, AssignedByListingAgent}, nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return a, fmt.Errorf("store: listing agent: %w", err)
-		}
-	}
-	var recipient string
-	var recipientAgent *int64
-	err := tx.QueryRow(ctx, `SELECT btrim(coalesce(s.default_lead_recipient, '')),
-			(SELECT a.id FROM agents a WHERE a.site_id = s.id AND lower(a.email) = lower(btrim(s.default_lead_recipient)))
-		FROM sites s WHERE s.id = $1`, nl.SiteID).Scan(&recipient, &recipientAgent)
-	if err != nil {
-		return a, fmt.Errorf("store: default lead recipient: %w", err)
-	}
-	if recipient != "" {
-		return assignment{recipientAgent, &recipient, AssignedByDefaultRecipient}, nil
-	}
-	return roundRobin(ctx, tx, nl.SiteID)
-}
-
-// roundRobin takes the site's next counter value and assigns the agent at
-// that position (modulo their number) among the site's agents with an
-// e-mail, in id order. The counter row stays locked until the transaction
-// ends, so concurrent leads take consecutive values.
-func roundRobin(ctx context.Context, tx pgx.Tx, siteID string) (assignment, error) {
-	none := assignment{reason: AssignedToNobody}
-	var exists bool
-	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM agents WHERE site_id = $1 AND btrim(coalesce(email, '')) <> '')`,
-		siteID).Scan(&exists)
-	if err != nil || !exists {
-		return none, wrap("round robin agents", err)
-	}
-	var turn int64
-	err = tx.QueryRow(ctx, `INSERT INTO lead_round_robin AS rr (site_id, next) VALUES ($1, 1)
-		ON CONFLICT (site_id) DO UPDATE SET next = rr.next + 1
-		RETURNING next - 1`, siteID).Scan(&turn)
-	if err != nil {
-		return none, fmt.Errorf("store: round robin counter: %w", err)
-	}
-	var id int64
-	var email string
-	err = tx.QueryRow(ctx, `SELECT id, email FROM (
-			SELECT id, email, row_number() OVER (ORDER BY id) - 1 AS i, count(*) OVER () AS n
-			FROM agents WHERE site_id = $1 AND btrim(coalesce(email, '')) <> '') a
-		WHERE i = $2 % n`, siteID, turn).Scan(&id, &email)
-	if errors.Is(err, pgx.ErrNoRows) { // the agents went away meanwhile
-		return none, nil
-	}
-	if err != nil {
-		return none, fmt.Errorf("store: round robin agent: %w", err)
-	}
-	return assignment{&id, &email, AssignedByRoundRobin}, nil
 }
 
 // wrap adds context to a non-nil error.

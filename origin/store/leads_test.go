@@ -159,3 +159,68 @@ func TestIdempotencyKeyClaims(t *testing.T) {
 	r.KeyID = other
 	claim(r, store.IdempotencyClaimed)
 }
+
+// The duplicate search reads the leads with the submission's e-mail or
+// numbers, not every lead of the site within the window: with the site's
+// thousands of leads analyzed, and the statement run often enough on its
+// connection for Postgres to consider a generic plan. (Before statistics
+// catch up with a table that grew from empty, any plan may read them all:
+// that is the first minute of a new database, until autovacuum analyzes.)
+func TestDuplicateSearchReadsOnlyMatches(t *testing.T) {
+	ctx := context.Background()
+	// One connection, so every submission runs on the one whose plans
+	// are cached, and the statistics flushes below are its own.
+	db, err := store.Open(ctx, storetest.URL(t), store.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	site := mustSite(t, db, model.Professional).ID
+	n := 0
+	submit := func() {
+		t.Helper()
+		n++
+		email := fmt.Sprintf("buyer%d@example.com", n)
+		phone := fmt.Sprintf("+614%08d", n)
+		out, err := db.SubmitLead(ctx, store.NewLead{SiteID: site, Type: "inquiry", Priority: "warm", Name: "Buyer",
+			Email: email, EmailNorm: email, Phone: phone, PhoneE164: phone, Phones: []string{phone},
+			Metadata: []byte("{}"), Payload: []byte("{}"), DuplicateWindow: 24 * time.Hour})
+		if err != nil || out.Duplicate {
+			t.Fatalf("lead %d: %+v %v", n, out, err)
+		}
+	}
+	for range 10 {
+		submit()
+	}
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO leads (site_id, type, priority, name, email, email_norm, phone, phone_e164)
+		SELECT $1, 'inquiry', 'warm', 'Earlier', 'e' || i || '@example.com', 'e' || i || '@example.com',
+			'+6193' || lpad(i::text, 6, '0'), '+6193' || lpad(i::text, 6, '0')
+		FROM generate_series(1, 3000) i`, site); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `ANALYZE leads`); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		submit()
+	}
+	// Rows of leads read by one more submission, from this connection's
+	// statistics, flushed before and after it.
+	read := func() int64 {
+		t.Helper()
+		if _, err := db.Pool.Exec(ctx, `SELECT pg_stat_force_next_flush()`); err != nil {
+			t.Fatal(err)
+		}
+		var rows int64
+		if err := db.Pool.QueryRow(ctx, `SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)
+			FROM pg_stat_user_tables WHERE relname = 'leads'`).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	before := read()
+	submit()
+	if got := read() - before; got > 20 {
+		t.Errorf("one submission read %d rows of leads (the site has %d)", got, 3000+n)
+	}
+}
