@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	json "github.com/goccy/go-json"
 
@@ -225,4 +226,23 @@ func printJSON(w io.Writer, v any) error {
 	}
 	_, err = fmt.Fprintf(w, "%s\n", b)
 	return err
+}
+
+// parseSiteList parses the flags of a "… list --site ID [--json]" command.
+func parseSiteList(name string, args []string, e *env) (site string, asJSON bool, err error) {
+	fs := newFlags(name, e)
+	fs.StringVar(&site, "site", "", "site id")
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	if err := parse(fs, args, 0); err != nil {
+		return "", false, err
+	}
+	return site, asJSON, required(fs, "site", site)
+}
+
+// newTable returns a writer of aligned columns with header as its first
+// row (tab-separated); Flush writes it.
+func newTable(w io.Writer, header string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	return tw
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/listgate/listgate/origin/store"
@@ -87,8 +86,7 @@ func cmdSitesList(ctx context.Context, args []string, e *env) error {
 		if *asJSON {
 			return printJSON(e.stdout, map[string]any{"sites": sites})
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tPLAN\tTIMEZONE")
+		tw := newTable(e.stdout, "ID\tNAME\tPLAN\tTIMEZONE")
 		for _, s := range sites {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.Name, s.Plan, s.Timezone)
 		}
@@ -153,25 +151,19 @@ func cmdKeysRevoke(ctx context.Context, args []string, e *env) error {
 }
 
 func cmdKeysList(ctx context.Context, args []string, e *env) error {
-	fs := newFlags("keys list", e)
-	site := fs.String("site", "", "site id")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args, 0); err != nil {
-		return err
-	}
-	if err := required(fs, "site", *site); err != nil {
+	site, asJSON, err := parseSiteList("keys list", args, e)
+	if err != nil {
 		return err
 	}
 	return withDB(ctx, e, func(db *store.DB) error {
-		keys, err := db.ListKeys(ctx, *site)
+		keys, err := db.ListKeys(ctx, site)
 		if err != nil {
 			return err
 		}
-		if *asJSON {
+		if asJSON {
 			return printJSON(e.stdout, map[string]any{"keys": keys})
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tKEY\tSCOPES\tSOURCE\tCREATED\tLAST USED\tREVOKED")
+		tw := newTable(e.stdout, "ID\tNAME\tKEY\tSCOPES\tSOURCE\tCREATED\tLAST USED\tREVOKED")
 		for _, k := range keys {
 			fmt.Fprintf(tw, "%s\t%s\tlgk_…%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Hint, k.Scopes, k.Source,
 				k.CreatedAt.Format(time.RFC3339), fmtTime(k.LastUsedAt), fmtTime(k.RevokedAt))

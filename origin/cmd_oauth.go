@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/listgate/listgate/origin/store"
-	"text/tabwriter"
 	"time"
+
+	"github.com/listgate/listgate/origin/store"
 
 	"github.com/listgate/listgate/origin/upload"
 )
@@ -48,25 +48,19 @@ func cmdOAuthClientsCreate(ctx context.Context, args []string, e *env) error {
 }
 
 func cmdOAuthClientsList(ctx context.Context, args []string, e *env) error {
-	fs := newFlags("oauth-clients list", e)
-	site := fs.String("site", "", "site id")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args, 0); err != nil {
-		return err
-	}
-	if err := required(fs, "site", *site); err != nil {
+	site, asJSON, err := parseSiteList("oauth-clients list", args, e)
+	if err != nil {
 		return err
 	}
 	return withDB(ctx, e, func(db *store.DB) error {
-		clients, err := db.ListOAuthClients(ctx, *site)
+		clients, err := db.ListOAuthClients(ctx, site)
 		if err != nil {
 			return err
 		}
-		if *asJSON {
+		if asJSON {
 			return printJSON(e.stdout, map[string]any{"clients": clients})
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "CLIENT ID\tNAME\tCREATED\tREVOKED")
+		tw := newTable(e.stdout, "CLIENT ID\tNAME\tCREATED\tREVOKED")
 		for _, c := range clients {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ClientID, c.Name, c.CreatedAt.Format(time.RFC3339), fmtTime(c.RevokedAt))
 		}

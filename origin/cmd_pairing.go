@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"text/tabwriter"
 	"time"
 
 	"github.com/listgate/listgate/origin/store"
@@ -110,13 +109,8 @@ func cmdPairingDecide(ctx context.Context, args []string, e *env, approve bool) 
 }
 
 func cmdPairingList(ctx context.Context, args []string, e *env) error {
-	fs := newFlags("pairing list", e)
-	site := fs.String("site", "", "site id")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args, 0); err != nil {
-		return err
-	}
-	if err := required(fs, "site", *site); err != nil {
+	site, asJSON, err := parseSiteList("pairing list", args, e)
+	if err != nil {
 		return err
 	}
 	return withDB(ctx, e, func(db *store.DB) error {
@@ -124,18 +118,17 @@ func cmdPairingList(ctx context.Context, args []string, e *env) error {
 		if err != nil {
 			return err
 		}
-		ps, err := svc.List(ctx, *site)
+		ps, err := svc.List(ctx, site)
 		if err != nil {
 			return describePairingError(err)
 		}
-		if *asJSON {
+		if asJSON {
 			if ps == nil {
 				ps = []pairing.Pairing{}
 			}
 			return printJSON(e.stdout, map[string]any{"pairings": ps})
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tHOME URL\tSITE NAME\tSTATUS\tKEY\tDECIDED\tDELIVERED\tDISCONNECTED")
+		tw := newTable(e.stdout, "ID\tHOME URL\tSITE NAME\tSTATUS\tKEY\tDECIDED\tDELIVERED\tDISCONNECTED")
 		for _, p := range ps {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.HomeURL, orDash(p.SiteName), p.Status,
 				orDash(p.KeyID), fmtZeroTime(p.DecidedAt), fmtZeroTime(p.DeliveredAt), fmtZeroTime(p.DisconnectedAt))
