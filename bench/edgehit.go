@@ -26,8 +26,8 @@ func init() {
 		if q {
 			d, r, l = 2*time.Second, 1, time.Second
 		}
-		// wrk: four targets per round; open model: two targets.
-		return systemSetup + time.Duration(4*r)*d + latencyPlan(2, l)
+		// wrk: four targets per round; open model: three targets.
+		return systemSetup + time.Duration(4*r)*d + latencyPlan(3, l)
 	}
 }
 
@@ -81,7 +81,7 @@ func benchEdgeHit(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer bare.Shutdown()
+	defer bare.stop()
 
 	originHeaders := []string{"X-Listgate-Internal-Token: " + benchToken,
 		"X-Listgate-Site: " + sys.siteID, "X-Listgate-Key-Id: bench", "X-Listgate-Scopes: listings:read"}
@@ -130,16 +130,27 @@ func benchEdgeHit(args []string) error {
 	}
 
 	// Open model: the maximum with this Go client (closed loop, as many
-	// clients as wrk had connections), then 25/50/75 % of it.
+	// clients as wrk had connections), then 25/50/75 % of it. The bare
+	// fasthttp handler is sent the edge's rates: it answers in microseconds,
+	// so where its latency climbs too the generator, not the edge, is what
+	// saturated.
 	var series []latencySeries
 	for _, t := range []struct {
 		name, url string
 		headers   []string
-	}{targets[0], targets[3]} {
+	}{targets[0], targets[2], targets[3]} {
 		h := http.Header{}
 		for _, kv := range t.headers {
 			k, v, _ := strings.Cut(kv, ": ")
 			h.Set(k, v)
+		}
+		if t.name == "fasthttp-static" {
+			s := openModel(ctx, staticTarget(t.name, t.url, h), series[0].MaxRPS, "the edge's maximum (a check of the generator)", *latDur)
+			series = append(series, s)
+			if err := checkLatency(s); err != nil {
+				return err
+			}
+			continue
 		}
 		maxDur := max(*latDur/2, time.Second)
 		res := closedLoop(ctx, *conns, maxDur, 10_000_000, func(int) *http.Request {
@@ -157,7 +168,7 @@ func benchEdgeHit(args []string) error {
 			return err
 		}
 	}
-	addLatency("edge-hit", latencyChart{Name: "latency", Title: "Listing page: edge (cache hit) vs origin direct", Series: series})
+	addLatency("edge-hit", latencyChart{Name: "latency", Title: "Listing page: edge (cache hit), bare fasthttp at the edge's rates, origin direct", Series: series})
 	for _, s := range series {
 		p := s.Points[len(s.Points)-1]
 		summarize("edge-hit", "open model %s at 75%% of %s req/s: p50 %s, p99 %s, p99.9 %s, success %.2f %%",
@@ -279,6 +290,14 @@ func freePort() (int, error) { return devdb.FreePort() }
 type bareServer struct {
 	*fasthttp.Server
 	addr string
+}
+
+// stop shuts the server down, waiting at most two seconds: the open-model
+// generator's idle keep-alive connections would hold Shutdown forever.
+func (s *bareServer) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	s.ShutdownWithContext(ctx)
 }
 
 // startBareFasthttp serves page on a free loopback port.
