@@ -22,7 +22,10 @@ import (
 // limit/expected_edges (30) per window on its own; so a window spanning the
 // kill admits at most limit + edges × limit/edges (pkg/ratelimit's
 // documented bound). It measures when each edge fell back (its log line)
-// from the kill.
+// from the kill. Then Redis comes back, empty: each edge must say it
+// returned (within 5 s; it probes once a second) and decide in Redis again.
+// Having forgotten the window's count, Redis may admit the limit once more
+// in that window.
 func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, string, error) {
 	const edges = 2
 	plan := model.Starter
@@ -67,11 +70,11 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 	// load is paced (redisDrillRate): the drill checks correctness, and a
 	// saturated machine makes Redis calls miss their 5 ms timeout, which
 	// is a fallback of its own (reported below when it happens).
-	windowEnd := awaitWindow(p.pre + p.post + 10*time.Second)
+	windowEnd := awaitWindow(p.pre + 2*p.post + 15*time.Second)
 	tick := time.NewTicker(time.Second / redisDrillRate)
 	defer tick.Stop()
 	loadAt := time.Now()
-	g := startLoad(p.readWorkers, p.pre+p.post+30*time.Second, 10_000_000, func(i int64) {
+	g := startLoad(p.readWorkers, p.pre+2*p.post+30*time.Second, 10_000_000, func(i int64) {
 		<-tick.C
 		d.do("limit", int(i%edges), "GET", path, nil, hdr)
 	})
@@ -105,8 +108,39 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 		}
 	}
 	time.Sleep(p.post)
+	// Redis comes back, empty (no persistence), as a crashed one would:
+	// each edge's probe (once a second) finds it and says so in its log.
+	returnAt := time.Now()
+	if err := sys.redis.Restart(ctx); err != nil {
+		g.halt()
+		return nil, "", fmt.Errorf("restart Redis: %w", err)
+	}
+	answeredAt := time.Now()
+	returned := make([]time.Time, edges)
+	deadline = time.Now().Add(5 * time.Second)
+	for e := range edges {
+		for {
+			if t, ok := returnedAt(sys.edges[e].Logs(), returnAt); ok {
+				returned[e] = t
+				break
+			}
+			if time.Now().After(deadline) {
+				g.halt()
+				return nil, "", fmt.Errorf("edge %d did not log its return to Redis within 5 s of Redis answering:\n%s", e, sys.edges[e].Logs())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	redisAtReturn := make([]float64, edges)
+	for e := range edges {
+		if m, err := scrapeMetrics(ctx, sys.edges[e].URL()); err == nil {
+			redisAtReturn[e] = m.sum("ratelimit_decisions_total", `backend="redis"`)
+		}
+	}
+	time.Sleep(p.post)
 	g.halt()
 	metricsActive := make([]float64, edges)
+	redisAfterReturn := make([]float64, edges)
 	fallbackDecisions := make([]float64, edges)
 	spurious := make([]int, edges)
 	var spuriousAt []float64 // ms after the load began
@@ -117,6 +151,7 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 		}
 		metricsActive[e] = m.sum("ratelimit_fallback_active")
 		fallbackDecisions[e] = m.sum("ratelimit_decisions_total", `backend="fallback"`)
+		redisAfterReturn[e] = m.sum("ratelimit_decisions_total", `backend="redis"`) - redisAtReturn[e]
 		for _, ep := range fallbackEpisodes(sys.edges[e].Logs()) {
 			if ep.Before(killAt) && !ep.Before(loadAt) {
 				spurious[e]++
@@ -128,7 +163,8 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 	ss := d.rec.all()
 	type windowCount struct {
 		Before      int   `json:"admitted_before_kill"`
-		AfterByEdge []int `json:"admitted_after_fallback_by_edge"`
+		AfterByEdge []int `json:"admitted_in_fallback_by_edge"`
+		AfterReturn int   `json:"admitted_after_return"`
 		Total       int   `json:"admitted"`
 		Limited     int   `json:"limited"`
 		LimitedPost int   `json:"limited_after_kill"`
@@ -155,20 +191,29 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 		if s.end.Before(killAt) {
 			w.Before++
 		}
-		if s.start.After(fellBack[s.edge]) {
+		switch {
+		case s.start.After(returned[s.edge]):
+			w.AfterReturn++
+		case s.start.After(fellBack[s.edge]):
 			w.AfterByEdge[s.edge]++
 		}
 	}
-	effect := make([]float64, edges)
+	effect, back := make([]float64, edges), make([]float64, edges)
+	slowAll := 0
 	for e := range edges {
 		effect[e] = msSince(killAt, fellBack[e])
+		back[e] = msSince(answeredAt, returned[e])
+		if m, err := scrapeMetrics(ctx, sys.edges[e].URL()); err == nil {
+			slowAll += int(m.sum("ratelimit_redis_slow_calls_total"))
+		}
 	}
 	data := map[string]any{
 		"plan": plan, "limit": limit, "share_per_edge": share, "window_end": windowEnd, "rate_per_s": redisDrillRate,
 		"statuses": statuses, "windows": windows, "fallback_after_kill_ms": effect, "in_fallback_at_kill": already,
 		"fallbacks_at_first_request": coldFallbacks, "fallbacks_before_kill": spurious, "fallbacks_before_kill_after_load_start_ms": spuriousAt,
 		"metric_fallback_active": metricsActive, "metric_fallback_decisions": fallbackDecisions,
-		"slow_redis_calls_before_kill": slowBefore,
+		"slow_redis_calls_before_kill": slowBefore, "returned_after_redis_answered_ms": back,
+		"slow_redis_calls_after_kill": slowAll - slowBefore, "redis_decisions_after_return": redisAfterReturn,
 	}
 	// Before the kill the edges admit at most the limit together, unless
 	// one fell back already (a Redis call over its timeout): then the
@@ -180,8 +225,8 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 	}
 	var parts, problems []string
 	for reset, w := range windows {
-		parts = append(parts, fmt.Sprintf("window ending %s: %d admitted (%d before the kill, %v per edge after falling back), %d limited (%d after the kill)",
-			time.Unix(reset, 0).UTC().Format("15:04:05"), w.Total, w.Before, w.AfterByEdge, w.Limited, w.LimitedPost))
+		parts = append(parts, fmt.Sprintf("window ending %s: %d admitted (%d before the kill, %v per edge in fallback, %d after the return), %d limited (%d after the kill)",
+			time.Unix(reset, 0).UTC().Format("15:04:05"), w.Total, w.Before, w.AfterByEdge, w.AfterReturn, w.Limited, w.LimitedPost))
 		if w.Before > preBound {
 			problems = append(problems, fmt.Sprintf("%d admitted before the kill, over %d", w.Before, preBound))
 		}
@@ -190,8 +235,14 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 				problems = append(problems, fmt.Sprintf("edge %d admitted %d after falling back, over its share %d", e, n, share))
 			}
 		}
-		if w.Total > limit+edges*share {
-			problems = append(problems, fmt.Sprintf("%d admitted in one window, over limit + edges × share = %d", w.Total, limit+edges*share))
+		// Redis came back empty: it forgot the window's count, so the
+		// edges may admit the limit once more after their return (and
+		// one more per slow call decided locally).
+		if w.AfterReturn > limit+slowAll-slowBefore {
+			problems = append(problems, fmt.Sprintf("%d admitted after the return, over the limit %d", w.AfterReturn, limit))
+		}
+		if bound := 2*limit + edges*share + slowAll; w.Total > bound {
+			problems = append(problems, fmt.Sprintf("%d admitted in one window, over 2 × limit + edges × share = %d", w.Total, bound))
 		}
 	}
 	slices.Sort(parts)
@@ -203,8 +254,8 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 			when = append(when, fmt.Sprintf("edge %d fell back %.1f ms after the kill", e, effect[e]))
 		}
 	}
-	line := fmt.Sprintf("Redis killed under %d req/s over 2 edges: %s; statuses %v; %s",
-		redisDrillRate, strings.Join(when, ", "), statuses, strings.Join(parts, "; "))
+	line := fmt.Sprintf("Redis killed under %d req/s over 2 edges: %s; restarted (empty) after %.1f s: the edges returned to it %.0f and %.0f ms after it answered; statuses %v; %s",
+		redisDrillRate, strings.Join(when, ", "), answeredAt.Sub(killAt).Seconds(), back[0], back[1], statuses, strings.Join(parts, "; "))
 	if spurious[0]+spurious[1] > 0 {
 		line += fmt.Sprintf("; fallbacks before the kill (Redis calls over the 5 ms timeout) %v, at %v ms into the load", spurious, spuriousAt)
 	}
@@ -223,8 +274,10 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 		return data, line, fmt.Errorf("%s", strings.Join(problems, "; "))
 	case postLimited == 0:
 		return data, line, fmt.Errorf("nothing was limited after the kill: the fallback did not limit")
-	case metricsActive[0] != 1 || metricsActive[1] != 1:
-		return data, line, fmt.Errorf("ratelimit_fallback_active %v, want 1 on each edge", metricsActive)
+	case fallbackDecisions[0] == 0 || fallbackDecisions[1] == 0:
+		return data, line, fmt.Errorf("ratelimit_decisions_total{backend=fallback} %v, want some on each edge", fallbackDecisions)
+	case redisAfterReturn[0] == 0 || redisAfterReturn[1] == 0:
+		return data, line, fmt.Errorf("decisions in Redis after its return %v, want some on each edge", redisAfterReturn)
 	}
 	return data, line, nil
 }
@@ -280,6 +333,18 @@ func fallbackAt(logs string, killAt time.Time) (t time.Time, inFallback, ok bool
 		return killAt, true, true
 	}
 	return time.Time{}, false, false
+}
+
+// returnedAt is when the edge logged that Redis answers again, at or after
+// from.
+func returnedAt(logs string, from time.Time) (time.Time, bool) {
+	times, fell := limiterLogLines(logs)
+	for i := range times {
+		if !fell[i] && !times[i].Before(from) {
+			return times[i], true
+		}
+	}
+	return time.Time{}, false
 }
 
 // fallbackEpisodes returns when each fallback began.

@@ -73,7 +73,7 @@ func TestMissingBinaryNamesPackage(t *testing.T) {
 	}
 }
 
-func TestRedisAnswersAndKill(t *testing.T) {
+func TestRedisAnswersKillAndRestart(t *testing.T) {
 	r := NewTestRedis(t)
 	ctx := context.Background()
 	if err := r.ping(ctx); err != nil {
@@ -82,6 +82,15 @@ func TestRedisAnswersAndKill(t *testing.T) {
 	r.Kill()
 	if err := r.ping(ctx); err == nil {
 		t.Fatal("redis still answers after Kill")
+	}
+	if err := r.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ping(ctx); err != nil {
+		t.Fatalf("no answer after Restart on %s: %v", r.Addr, err)
+	}
+	if err := r.Restart(ctx); err == nil {
+		t.Fatal("Restart of a running server succeeded")
 	}
 }
 

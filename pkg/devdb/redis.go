@@ -21,7 +21,10 @@ type Redis struct {
 	// URL is redis://Addr/0.
 	URL string
 
-	dir      string
+	dir, bin string
+	port     int
+
+	mu       sync.Mutex // guards cmd and exited across Restart
 	cmd      *exec.Cmd
 	exited   chan struct{}
 	closeOne sync.Once
@@ -47,17 +50,12 @@ func StartRedis(ctx context.Context) (*Redis, error) {
 		if err != nil {
 			break
 		}
-		r := &Redis{Addr: "127.0.0.1:" + strconv.Itoa(port), dir: dir, exited: make(chan struct{})}
+		r := &Redis{Addr: "127.0.0.1:" + strconv.Itoa(port), dir: dir, bin: bin, port: port}
 		r.URL = "redis://" + r.Addr + "/0"
-		r.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
-			"--protected-mode", "yes", "--loglevel", "warning")
-		r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		if err := r.cmd.Start(); err != nil {
+		if err := r.launch(); err != nil {
 			os.RemoveAll(dir)
-			return nil, fmt.Errorf("devdb: start redis-server: %w", err)
+			return nil, err
 		}
-		go func() { _ = r.cmd.Wait(); close(r.exited) }()
 		if lastErr = r.waitReady(ctx); lastErr == nil {
 			return r, nil
 		}
@@ -70,7 +68,49 @@ func StartRedis(ctx context.Context) (*Redis, error) {
 	return nil, fmt.Errorf("devdb: redis-server did not start: %v", lastErr)
 }
 
+// launch starts redis-server on r's port, empty, without waiting for it.
+func (r *Redis) launch() error {
+	cmd := exec.Command(r.bin, "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", r.dir, "--daemonize", "no",
+		"--protected-mode", "yes", "--loglevel", "warning")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("devdb: start redis-server: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	r.mu.Lock()
+	r.cmd, r.exited = cmd, exited
+	r.mu.Unlock()
+	return nil
+}
+
+// proc returns the current server process and its exit channel.
+func (r *Redis) proc() (*exec.Cmd, chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cmd, r.exited
+}
+
+// Restart starts the server again on the same address after Kill, empty
+// (there is no persistence), as a crashed Redis comes back, and waits until
+// it answers PING or ctx ends.
+func (r *Redis) Restart(ctx context.Context) error {
+	if _, exited := r.proc(); exited != nil {
+		select {
+		case <-exited:
+		default:
+			return fmt.Errorf("devdb: redis-server is still running")
+		}
+	}
+	if err := r.launch(); err != nil {
+		return err
+	}
+	return r.waitReady(ctx)
+}
+
 func (r *Redis) waitReady(ctx context.Context) error {
+	_, exited := r.proc()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -79,7 +119,7 @@ func (r *Redis) waitReady(ctx context.Context) error {
 			return nil
 		}
 		select {
-		case <-r.exited:
+		case <-exited:
 			return fmt.Errorf("server exited")
 		case <-ctx.Done():
 			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
@@ -111,28 +151,31 @@ func (r *Redis) ping(ctx context.Context) error {
 }
 
 func (r *Redis) stop() {
-	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	cmd, exited := r.proc()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-r.exited:
+	case <-exited:
 	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
-		<-r.exited
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
 	}
 }
 
 // Kill stops the server abruptly (SIGKILL), as a crash would, without
 // removing its directory; Close still cleans up. For fault tests.
 func (r *Redis) Kill() {
-	_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
-	<-r.exited
+	cmd, exited := r.proc()
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-exited
 }
 
 // Close stops the server and removes its directory.
 func (r *Redis) Close() error {
 	var err error
 	r.closeOne.Do(func() {
+		_, exited := r.proc()
 		select {
-		case <-r.exited:
+		case <-exited:
 		default:
 			r.stop()
 		}
