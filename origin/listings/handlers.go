@@ -52,19 +52,35 @@ func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f li
 	var found []*row
 	total := 0
 	batch := &pgx.Batch{}
+	// A ranked search's page carries its total (pageCounts): it reads the
+	// matches once. A page past the last has no row to carry it, and is
+	// counted apart.
+	pageCounts := rankedSearch(f)
 	batch.Queue(sql, b.args...).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			rw := &row{}
-			if err := rows.Scan(rw.dest()...); err != nil {
+			dest := rw.dest()
+			if pageCounts {
+				dest = append(dest, &total)
+			}
+			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
 			found = append(found, rw)
 		}
 		return rows.Err()
 	})
-	batch.Queue(countSQL, b.args[:len(b.args)-2]...).QueryRow(func(r pgx.Row) error { return r.Scan(&total) })
+	countTotal := func(r pgx.Row) error { return r.Scan(&total) }
+	if !pageCounts {
+		batch.Queue(countSQL, b.args[:len(b.args)-2]...).QueryRow(countTotal)
+	}
 	if err := s.db.Pool.SendBatch(ctx, batch).Close(); err != nil {
 		return dbErr(err)
+	}
+	if pageCounts && len(found) == 0 && f.offset() > 0 {
+		if err := countTotal(s.db.Pool.QueryRow(ctx, countSQL, b.args[:len(b.args)-2]...)); err != nil {
+			return dbErr(err)
+		}
 	}
 	data := make([]any, 0, len(found))
 	var full []*row
@@ -94,7 +110,9 @@ func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f li
 // listingSQL returns the query of a listing page and the query of its
 // total. The page query's last two parameters are the limit and offset; the
 // count query takes the others. Kept apart, each can use an index: a window
-// count would make the page query read every matching row.
+// count would make the page query read every matching row — except for a
+// search ranked by relevance, which reads every match to rank it: its page
+// query returns the total too (rankedSearch).
 func listingSQL(siteID string, f listingFilter) (page, count string, b *sqlBuilder) {
 	b, tsq := listingWhere(siteID, f)
 	if f.featuredOnly {
@@ -102,9 +120,27 @@ func listingSQL(siteID string, f listingFilter) (page, count string, b *sqlBuild
 	}
 	count = `SELECT count(*) FROM listings l WHERE ` + b.where()
 	limit, offset := b.param(f.perPage), b.param(f.offset())
+	if rankedSearch(f) {
+		// Ranking reads every match anyway (a broad search matches most
+		// of a site): read them once, narrow, for both the page and the
+		// total, then fetch the page's rows. Its last column is the total.
+		page = `WITH m AS MATERIALIZED (
+				SELECT l.ref, ts_rank_cd(l.search, ` + tsq + `) AS rank, l.modified_at FROM listings l WHERE ` + b.where() + `),
+			p AS (SELECT ref, rank, modified_at, count(*) OVER () AS total FROM m
+				ORDER BY rank DESC, modified_at DESC, ref DESC LIMIT ` + limit + ` OFFSET ` + offset + `)
+			SELECT ` + rowColumns + `, p.total FROM p JOIN listings l ON l.site_id = $1 AND l.ref = p.ref
+			ORDER BY p.rank DESC, p.modified_at DESC, p.ref DESC`
+		return page, count, b
+	}
 	page = `SELECT ` + rowColumns + ` FROM listings l WHERE ` + b.where() +
 		` ORDER BY ` + orderBy(f.sort, tsq) + ` LIMIT ` + limit + ` OFFSET ` + offset
 	return page, count, b
+}
+
+// rankedSearch reports whether f is a full-text search ordered by
+// relevance, whose page query also returns the total (listingSQL).
+func rankedSearch(f listingFilter) bool {
+	return f.q != nil && f.sort == "relevance" && len(parseSearch(*f.q).words) > 0
 }
 
 func tombstone(status string) bool {

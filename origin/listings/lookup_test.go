@@ -165,4 +165,25 @@ func TestSearch(t *testing.T) {
 			}
 		})
 	}
+	// A ranked search's page carries its total; past the last page it is
+	// counted apart. Pages follow the ranked order.
+	var seen []string
+	for n, want := range []int{2, 1, 0} {
+		var p listingPage
+		e.get(t, fmt.Sprintf("/v1/sites/{site}/listings/search?q=richmond&per_page=2&page=%d", n+1), &p)
+		if len(p.Data) != want || p.Meta.Total != 3 || p.Meta.TotalPages != 2 || p.Meta.Page != n+1 {
+			t.Errorf("page %d: %d listings, meta %+v; want %d of 3 in 2 pages", n+1, len(p.Data), p.Meta, want)
+		}
+		for _, l := range p.Data {
+			seen = append(seen, l.ListingID)
+		}
+	}
+	if got := strings.Join(seen, ","); got != "R2,R3,F4" {
+		t.Errorf("pages of q=richmond: %s, want R2,R3,F4", got)
+	}
+	var none listingPage
+	e.get(t, "/v1/sites/{site}/listings/search?q=nowhere&page=3", &none)
+	if len(none.Data) != 0 || none.Meta.Total != 0 {
+		t.Errorf("no match past the first page: %+v", none.Meta)
+	}
 }
