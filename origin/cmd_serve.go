@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -207,23 +208,44 @@ func cmdDev(ctx context.Context, args []string, e *env) error {
 	}
 	dashNote := demoUser(ctx, db, demo.Site.ID)
 	db.Close()
+	// Ctrl-C stops the edge first, while the origin still answers: the
+	// edge's last usage counts reach it, and no request through the edge
+	// is cut at the origin. Then the origin stops.
+	var mu sync.Mutex
 	var edge *devproc.Process
-	defer func() {
-		if edge != nil {
-			edge.Stop()
+	stopEdge := func() {
+		mu.Lock()
+		p := edge
+		mu.Unlock()
+		if p != nil {
+			p.Stop()
+		}
+	}
+	defer stopEdge()
+	serveCtx, stopServe := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServe()
+	go func() {
+		select {
+		case <-ctx.Done():
+			stopEdge()
+			stopServe()
+		case <-serveCtx.Done():
 		}
 	}()
-	return serve(ctx, cfg, false, e, func(addr string) {
+	return serve(serveCtx, cfg, false, e, func(addr string) {
 		edgeAddr, _ := get("LISTGATE_EDGE_ADDR")
-		edge, err = startEdge(*edgeBin, []string{
+		p, err := startEdge(*edgeBin, []string{
 			"LISTGATE_INTERNAL_TOKEN=" + cfg.InternalToken,
 			"LISTGATE_ORIGIN_URL=http://" + addr,
 			"LISTGATE_EDGE_ADDR=" + cmp.Or(edgeAddr, "127.0.0.1:8080"),
 		}, e.stderr)
+		mu.Lock()
+		edge = p
+		mu.Unlock()
 		front := "http://" + addr
 		edgeLine := "not started: " + fmt.Sprint(err)
 		if err == nil {
-			front = edge.URL()
+			front = p.URL()
 			edgeLine = front + "   (the public API: keys, limits, cache)"
 		}
 		fmt.Fprintf(e.stdout, `
