@@ -144,6 +144,7 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 	fallbackDecisions := make([]float64, edges)
 	spurious := make([]int, edges)
 	var spuriousAt []float64 // ms after the load began
+	slowAll := 0
 	for e := range edges {
 		m, err := scrapeMetrics(ctx, sys.edges[e].URL())
 		if err != nil {
@@ -152,6 +153,7 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 		metricsActive[e] = m.sum("ratelimit_fallback_active")
 		fallbackDecisions[e] = m.sum("ratelimit_decisions_total", `backend="fallback"`)
 		redisAfterReturn[e] = m.sum("ratelimit_decisions_total", `backend="redis"`) - redisAtReturn[e]
+		slowAll += int(m.sum("ratelimit_redis_slow_calls_total"))
 		for _, ep := range fallbackEpisodes(sys.edges[e].Logs()) {
 			if ep.Before(killAt) && !ep.Before(loadAt) {
 				spurious[e]++
@@ -199,13 +201,9 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 		}
 	}
 	effect, back := make([]float64, edges), make([]float64, edges)
-	slowAll := 0
 	for e := range edges {
 		effect[e] = msSince(killAt, fellBack[e])
 		back[e] = msSince(answeredAt, returned[e])
-		if m, err := scrapeMetrics(ctx, sys.edges[e].URL()); err == nil {
-			slowAll += int(m.sum("ratelimit_redis_slow_calls_total"))
-		}
 	}
 	data := map[string]any{
 		"plan": plan, "limit": limit, "share_per_edge": share, "window_end": windowEnd, "rate_per_s": redisDrillRate,

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"regexp"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,24 +12,6 @@ import (
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/devproc"
 )
-
-// lockedBuffer is a bytes.Buffer written and read from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // `origin dev` (make run) stops the edge before the origin on Ctrl-C, so
 // the requests the edge counted since its last report still reach the
@@ -48,7 +28,7 @@ func TestDevStopsTheEdgeFirst(t *testing.T) {
 	dbURL := storetest.URL(t)
 	vars := map[string]string{"LISTGATE_DATABASE_URL": dbURL,
 		"LISTGATE_ORIGIN_ADDR": "127.0.0.1:0", "LISTGATE_EDGE_ADDR": "127.0.0.1:0"}
-	var out, logs lockedBuffer
+	var out, logs syncBuffer
 	e := &env{stdout: &out, stderr: &logs, getenv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,9 +32,9 @@ func TestServeInProcessShutsDownOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan string, 1)
 	done := make(chan error, 1)
-	var logs strings.Builder
+	var logs syncBuffer
 	go func() {
-		done <- serve(ctx, cfg, false, &env{stdout: io.Discard, stderr: &syncWriter{w: &logs}}, func(a string) { addrc <- a })
+		done <- serve(ctx, cfg, false, &env{stdout: io.Discard, stderr: &logs}, func(a string) { addrc <- a })
 	}()
 	var addr string
 	select {
@@ -59,21 +61,22 @@ func TestServeInProcessShutsDownOnCancel(t *testing.T) {
 	}
 }
 
-// syncWriter serialises writes from the server's goroutines.
-type syncWriter struct {
-	mu chanMutex
-	w  io.Writer
+// syncBuffer is a bytes.Buffer written and read from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
 }
 
-type chanMutex struct{ c chan struct{} }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
 
-func (w *syncWriter) Write(p []byte) (int, error) {
-	if w.mu.c == nil {
-		w.mu.c = make(chan struct{}, 1)
-	}
-	w.mu.c <- struct{}{}
-	defer func() { <-w.mu.c }()
-	return w.w.Write(p)
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestServeProcessSIGTERM runs the real binary and stops it with SIGTERM,

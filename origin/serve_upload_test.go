@@ -41,9 +41,9 @@ func TestServeRunsTheUploadAPI(t *testing.T) {
 	defer cancel()
 	addrc := make(chan string, 1)
 	done := make(chan error, 1)
-	var logs strings.Builder
+	var logs syncBuffer
 	go func() {
-		done <- serve(ctx, cfg, false, &env{stdout: io.Discard, stderr: &syncWriter{w: &logs}}, func(a string) { addrc <- a })
+		done <- serve(ctx, cfg, false, &env{stdout: io.Discard, stderr: &logs}, func(a string) { addrc <- a })
 	}()
 	var base string
 	select {

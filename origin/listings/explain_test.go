@@ -94,7 +94,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			page, count, b := listingSQL(e.site, f)
+			page, count, b, _ := listingSQL(e.site, f)
 			for _, stmt := range []struct {
 				sql  string
 				args []any
@@ -107,7 +107,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 		})
 	}
 	featured := listingFilter{page: page{page: 1, perPage: 20}, statuses: []string{"current"}, sort: "-modified", featuredOnly: true}
-	pageSQL, _, b := listingSQL(e.site, featured)
+	pageSQL, _, b, _ := listingSQL(e.site, featured)
 	if plan := explain(t, e, pageSQL, b.args); strings.Contains(plan, "Seq Scan on listings") {
 		t.Errorf("featured: %s", plan)
 	}

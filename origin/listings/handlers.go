@@ -47,7 +47,7 @@ func (s *Service) featured(w http.ResponseWriter, r *http.Request, st site) erro
 // is withdrawn, offmarket or deleted come as tombstones when the request
 // asked for changes (modified_since).
 func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f listingFilter) error {
-	sql, countSQL, b := listingSQL(st.id, f)
+	sql, countSQL, b, pageCounts := listingSQL(st.id, f)
 	ctx := r.Context()
 	var found []*row
 	total := 0
@@ -55,7 +55,6 @@ func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f li
 	// A ranked search's page carries its total (pageCounts): it reads the
 	// matches once. A page past the last has no row to carry it, and is
 	// counted apart.
-	pageCounts := rankedSearch(f)
 	batch.Queue(sql, b.args...).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			rw := &row{}
@@ -112,35 +111,29 @@ func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f li
 // count query takes the others. Kept apart, each can use an index: a window
 // count would make the page query read every matching row — except for a
 // search ranked by relevance, which reads every match to rank it: its page
-// query returns the total too (rankedSearch).
-func listingSQL(siteID string, f listingFilter) (page, count string, b *sqlBuilder) {
+// query returns the total too, as its last column (pageCounts).
+func listingSQL(siteID string, f listingFilter) (page, count string, b *sqlBuilder, pageCounts bool) {
 	b, tsq := listingWhere(siteID, f)
 	if f.featuredOnly {
 		b.conds = append(b.conds, "l.featured")
 	}
 	count = `SELECT count(*) FROM listings l WHERE ` + b.where()
 	limit, offset := b.param(f.perPage), b.param(f.offset())
-	if rankedSearch(f) {
+	if tsq != "" && f.sort == "relevance" {
 		// Ranking reads every match anyway (a broad search matches most
 		// of a site): read them once, narrow, for both the page and the
-		// total, then fetch the page's rows. Its last column is the total.
+		// total, then fetch the page's rows.
 		page = `WITH m AS MATERIALIZED (
 				SELECT l.ref, ts_rank_cd(l.search, ` + tsq + `) AS rank, l.modified_at FROM listings l WHERE ` + b.where() + `),
 			p AS (SELECT ref, rank, modified_at, count(*) OVER () AS total FROM m
 				ORDER BY rank DESC, modified_at DESC, ref DESC LIMIT ` + limit + ` OFFSET ` + offset + `)
 			SELECT ` + rowColumns + `, p.total FROM p JOIN listings l ON l.site_id = $1 AND l.ref = p.ref
 			ORDER BY p.rank DESC, p.modified_at DESC, p.ref DESC`
-		return page, count, b
+		return page, count, b, true
 	}
 	page = `SELECT ` + rowColumns + ` FROM listings l WHERE ` + b.where() +
 		` ORDER BY ` + orderBy(f.sort, tsq) + ` LIMIT ` + limit + ` OFFSET ` + offset
-	return page, count, b
-}
-
-// rankedSearch reports whether f is a full-text search ordered by
-// relevance, whose page query also returns the total (listingSQL).
-func rankedSearch(f listingFilter) bool {
-	return f.q != nil && f.sort == "relevance" && len(parseSearch(*f.q).words) > 0
+	return page, count, b, false
 }
 
 func tombstone(status string) bool {
