@@ -254,11 +254,16 @@ func (h *Hub) lastIssued(ctx context.Context) (int64, error) {
 }
 
 // lastEventID reads Last-Event-ID (the header, else ?last_event_id=). It
-// must be a non-negative decimal integer.
+// must be a non-negative decimal integer; a query that does not parse is a
+// 422, as on every API route.
 func lastEventID(r *http.Request) (int64, bool, error) {
 	v, ok := r.Header.Get("Last-Event-ID"), true
 	if v == "" {
-		v = r.URL.Query().Get("last_event_id")
+		q, err := api.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			return 0, false, err
+		}
+		v = q.Get("last_event_id")
 	}
 	if v = strings.TrimSpace(v); v == "" {
 		return 0, false, nil

@@ -41,6 +41,8 @@ func TestStreamRequests(t *testing.T) {
 		"negative header":        {nil, "GET", Path, map[string]string{api.HeaderInternalToken: token, "Last-Event-ID": "-1"}, 422, "VALIDATION_ERROR"},
 		"huge header":            {nil, "GET", Path, map[string]string{api.HeaderInternalToken: token, "Last-Event-ID": "99999999999999999999"}, 422, "VALIDATION_ERROR"},
 		"malformed query":        {nil, "GET", Path + "?last_event_id=1.5", map[string]string{api.HeaderInternalToken: token}, 422, "VALIDATION_ERROR"},
+		"unparseable query":      {nil, "HEAD", Path + "?last_event_id=1;x=1", map[string]string{api.HeaderInternalToken: token}, 422, ""},
+		"bad query escape":       {nil, "HEAD", Path + "?last_event_id=%zz", map[string]string{api.HeaderInternalToken: token}, 422, ""},
 		"wrong method":           {nil, "POST", Path, map[string]string{api.HeaderInternalToken: token}, 405, "METHOD_NOT_ALLOWED"},
 		"head":                   {nil, "HEAD", Path, map[string]string{api.HeaderInternalToken: token}, 200, ""},
 		"head without a token":   {nil, "HEAD", Path, nil, 401, ""},

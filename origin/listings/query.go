@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/pkg/apierror"
 )
 
@@ -46,18 +47,26 @@ var mediaKinds = []string{"image", "floorplan", "document", "video", "link"}
 
 // query reads one request's parameters strictly, collecting every problem.
 type query struct {
-	v       url.Values
-	details map[string]string
+	v         url.Values
+	details   map[string]string
+	malformed error // the query did not parse: its error, alone
 }
 
-// newQuery rejects unknown and repeated parameters.
+// newQuery parses the query as url.ParseQuery does (the edge keys its cache
+// on the same parse) and rejects a query it cannot parse whole, unknown
+// parameters and repeated ones.
 func newQuery(u *url.URL, allowed []string) *query {
-	q := &query{v: u.Query(), details: map[string]string{}}
+	q := &query{v: url.Values{}, details: map[string]string{}}
 	if len(u.RawQuery) > 4096 {
 		q.details["query"] = "query string too long"
-		q.v = url.Values{}
 		return q
 	}
+	v, err := api.ParseQuery(u.RawQuery)
+	if err != nil {
+		q.malformed = err
+		return q
+	}
+	q.v = v
 	ok := map[string]bool{}
 	for _, a := range allowed {
 		ok[a] = true
@@ -75,6 +84,9 @@ func newQuery(u *url.URL, allowed []string) *query {
 
 // err returns the validation error, or nil when every parameter was good.
 func (q *query) err() error {
+	if q.malformed != nil {
+		return q.malformed
+	}
 	if len(q.details) == 0 {
 		return nil
 	}
