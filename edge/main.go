@@ -92,6 +92,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		OriginURL: cfg.OriginURL, InternalToken: cfg.InternalToken, Keys: keys, Limiter: limiter,
 		PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimit: cfg.PublicLimit,
 		TrustedProxies: cfg.TrustedPrefixes(), OriginTimeout: cfg.OriginTimeout, Log: log,
+		MaxUploadBytes: cfg.MaxBodyBytes, UploadTimeout: cfg.UploadTimeout, MaxUploads: cfg.MaxUploads,
+		AuthFailureLimit: cfg.AuthFailureLimit,
 	})
 	if err != nil {
 		return err
@@ -102,15 +104,24 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 
 	srv := &fasthttp.Server{
-		Handler:                       gw.Handler,
-		ErrorHandler:                  gw.ServerError,
-		Name:                          "listgate-edge",
-		ReadTimeout:                   cfg.ReadTimeout,
-		WriteTimeout:                  cfg.WriteTimeout,
-		IdleTimeout:                   cfg.IdleTimeout,
-		ReadBufferSize:                cfg.MaxHeaderBytes,
-		WriteBufferSize:               cfg.WriteBufferBytes,
-		MaxRequestBodySize:            cfg.MaxBodyBytes,
+		Handler:            gw.Handler,
+		ErrorHandler:       gw.ServerError,
+		Name:               "listgate-edge",
+		ReadTimeout:        cfg.ReadTimeout,
+		WriteTimeout:       cfg.WriteTimeout,
+		IdleTimeout:        cfg.IdleTimeout,
+		ReadBufferSize:     cfg.MaxHeaderBytes,
+		WriteBufferSize:    cfg.WriteBufferBytes,
+		MaxRequestBodySize: cfg.MaxBodyBytes,
+		// Bodies stream: the request path reads one only after its route,
+		// key and limits allow it, and only up to the route's limit
+		// (gateway/body.go). Multipart bodies are not parsed here.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		HeaderReceived:               gw.HeaderReceived,
+		ExpectHandler:                gw.ExpectContinue,
+		// A request fasthttp cannot parse is logged without its bytes.
+		SecureErrorLogMessage:         true,
 		NoDefaultServerHeader:         true,
 		NoDefaultContentType:          true,
 		DisableHeaderNamesNormalizing: false,

@@ -43,15 +43,14 @@ func TestEdgeHardening(t *testing.T) {
 		}
 	})
 	t.Run("body too large", func(t *testing.T) {
-		// The edge refuses on Content-Length, before the body: a client
-		// still writing would see its connection reset rather than the
-		// answer, so this one announces the size and waits.
+		// A client that announces its size and asks before sending is
+		// refused on Content-Length, before any of the body.
 		c, err := net.Dial("tcp", edge.addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		io.WriteString(c, "POST /v1/feeds HTTP/1.1\r\nHost: edge\r\nContent-Type: application/xml\r\nContent-Length: 70000\r\n\r\n")
+		io.WriteString(c, "POST /v1/feeds HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer t\r\nContent-Type: application/xml\r\nContent-Length: 70000\r\nExpect: 100-continue\r\n\r\n")
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		resp, err := io.ReadAll(c)
 		if !bytes.HasPrefix(resp, []byte("HTTP/1.1 413 ")) || !bytes.Contains(resp, []byte("PAYLOAD_TOO_LARGE")) {

@@ -14,7 +14,7 @@ func BenchmarkHitPath(b *testing.B) {
 	g, cache := newTestGateway(b, key, 0)
 	path := "/v1/sites/" + testSite + "/listings"
 	body := make([]byte, 10<<10)
-	k := cache.AppendKey(nil, []byte(testSite), []byte(path), []byte("page=2"))
+	k := mustAppendKey(b, cache, []byte(testSite), []byte(path), []byte("page=2"))
 	if cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), body, time.Now()) == nil {
 		b.Fatal("not stored")
 	}

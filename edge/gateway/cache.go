@@ -15,6 +15,13 @@ import (
 	"github.com/listgate/listgate/pkg/apierror"
 )
 
+// queryErrors answer the queries the cache cannot key, as the origin
+// answers the same queries (422).
+var queryErrors = map[error]*apierror.Error{
+	respcache.ErrMalformedQuery: apierror.Validation(map[string]string{"query": "malformed query string"}),
+	respcache.ErrTooManyParams:  apierror.Validation(map[string]string{"query": "too many parameters"}),
+}
+
 var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
 // serveCacheable answers a cacheable read from the response cache, or from
@@ -25,8 +32,17 @@ var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }
 func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr) {
 	bp := keyBufs.Get().(*[]byte)
 	defer keyBufs.Put(bp)
-	key := g.cache.AppendKey((*bp)[:0], s2b(info.SiteID), ctx.Path(), ctx.URI().QueryString())
+	uri := ctx.URI()
+	key, err := g.cache.AppendKey((*bp)[:0], s2b(info.SiteID), uri.PathOriginal(), uri.QueryString())
 	*bp = key
+	if err != nil {
+		writeError(ctx, queryErrors[err])
+		return
+	}
+	// What is fetched is what is keyed: the origin gets the canonical query.
+	if q := key[bytes.LastIndexByte(key, '?')+1:]; !bytes.Equal(q, uri.QueryString()) {
+		uri.SetQueryStringBytes(q)
+	}
 	now := g.now()
 
 	var stale *respcache.Entry

@@ -20,7 +20,6 @@ var (
 	errWrongSite      = apierror.Forbidden("this key cannot access that site")
 	errNotFound       = apierror.NotFound("no such path")
 	errOriginDown     = apierror.Unavailable(2, nil)
-	errTooLarge       = apierror.PayloadTooLarge(leadBodyLimit)
 	errPublicLimited  = apierror.RateLimited(0)
 	errInternal       = apierror.Internal(nil)
 )
@@ -62,14 +61,16 @@ func writeError(ctx *fasthttp.RequestCtx, e *apierror.Error) {
 var (
 	errHeaderTooLarge = apierror.New(apierror.CodeValidationError, "request headers too large")
 	errBodyTooLarge   = apierror.New(apierror.CodePayloadTooLarge, "request body too large")
-	errBadRequest     = apierror.Validation(map[string]string{"request": "malformed HTTP request"})
+	errBadRequest     = apierror.New(apierror.CodeBadRequest, "malformed HTTP request")
 	errReadTimeout    = apierror.New(apierror.CodeServiceUnavailable, "request not received in time")
 )
 
 // ServerError answers the requests fasthttp could not read, in the API's
 // envelope: a body over the limit is 413, headers over the limit 431, a
-// client too slow to send its request 408, anything else 422. Set it as
-// fasthttp.Server.ErrorHandler.
+// client too slow to send its request 408, anything else 400. Set it as
+// fasthttp.Server.ErrorHandler, with Server.SecureErrorLogMessage set so
+// that fasthttp's own log line of such a request quotes none of it (its
+// Authorization header included).
 func (g *Gateway) ServerError(ctx *fasthttp.RequestCtx, err error) {
 	g.requestID(ctx)
 	var small *fasthttp.ErrSmallBuffer

@@ -19,13 +19,13 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"github.com/listgate/listgate/edge/keycache"
 	"github.com/listgate/listgate/edge/respcache"
 	"github.com/listgate/listgate/pkg/apierror"
-	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/ratelimit"
 )
 
@@ -41,8 +41,10 @@ type UsageCounter interface {
 	Count(site string, now time.Time)
 }
 
-// Keys looks up keys by hash; *keycache.Cache satisfies it.
+// Keys looks up keys by hash; *keycache.Cache satisfies it. Cached answers
+// from what is cached only; Lookup asks the origin on a miss.
 type Keys interface {
+	Cached(hash [32]byte) (keycache.Info, bool)
 	Lookup(ctx context.Context, hash [32]byte) (keycache.Info, error)
 }
 
@@ -67,6 +69,18 @@ type Config struct {
 	OriginTimeout time.Duration
 	// MaxResponseBytes bounds an origin response. Default 64 MiB.
 	MaxResponseBytes int
+	// MaxUploadBytes bounds a feed upload, streamed to the origin. Default
+	// 50 MiB.
+	MaxUploadBytes int
+	// UploadTimeout bounds receiving a feed upload and passing it on.
+	// Default 5 min.
+	UploadTimeout time.Duration
+	// MaxUploads bounds the feed uploads streaming at once. Default 4.
+	MaxUploads int
+	// AuthFailureLimit is the failed authentications per client address
+	// and minute past which uncached keys are refused (429) without an
+	// origin call, but for one in twenty. Default 20.
+	AuthFailureLimit int
 	// Cache serves cacheable reads; nil turns caching off.
 	Cache *respcache.Cache
 	// Usage counts each site's authenticated requests; nil counts nothing.
@@ -89,6 +103,13 @@ type Gateway struct {
 	metrics  *gatewayMetrics
 	cache    *respcache.Cache
 	ready    readiness
+	// uploads holds a token per feed upload streaming now.
+	uploads chan struct{}
+	// authFails counts failed authentications per client address;
+	// authSample lets one in twenty of an over-limit address's uncached keys
+	// through to the origin.
+	authFails  *ratelimit.Local
+	authSample atomic.Uint64
 }
 
 // New builds the gateway and its route table.
@@ -109,7 +130,21 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = 64 << 20
 	}
-	g := &Gateway{cfg: cfg, log: cfg.Log, now: cfg.Now, metrics: newMetrics(), cache: cfg.Cache}
+	if cfg.MaxUploadBytes <= 0 {
+		cfg.MaxUploadBytes = 50 << 20
+	}
+	if cfg.UploadTimeout <= 0 {
+		cfg.UploadTimeout = 5 * time.Minute
+	}
+	if cfg.MaxUploads <= 0 {
+		cfg.MaxUploads = 4
+	}
+	if cfg.AuthFailureLimit <= 0 {
+		cfg.AuthFailureLimit = 20
+	}
+	g := &Gateway{cfg: cfg, log: cfg.Log, now: cfg.Now, metrics: newMetrics(), cache: cfg.Cache,
+		uploads:   make(chan struct{}, cfg.MaxUploads),
+		authFails: ratelimit.NewLocal(ratelimit.LocalOptions{Metrics: metrics.NewSet()})}
 	if g.log == nil {
 		g.log = slog.Default()
 	}
@@ -121,12 +156,13 @@ func New(cfg Config) (*Gateway, error) {
 		host += map[string]string{"http": ":80", "https": ":443"}[u.Scheme]
 	}
 	g.origin = &fasthttp.HostClient{
-		Addr:                          host,
-		IsTLS:                         u.Scheme == "https",
-		MaxConns:                      1024,
-		MaxIdleConnDuration:           30 * time.Second,
-		ReadTimeout:                   cfg.OriginTimeout,
-		WriteTimeout:                  cfg.OriginTimeout,
+		Addr:                host,
+		IsTLS:               u.Scheme == "https",
+		MaxConns:            1024,
+		MaxIdleConnDuration: 30 * time.Second,
+		ReadTimeout:         cfg.OriginTimeout,
+		WriteTimeout:        max(cfg.OriginTimeout, cfg.UploadTimeout), // a feed upload streams through
+
 		MaxResponseBodySize:           cfg.MaxResponseBytes,
 		NoDefaultUserAgentHeader:      true,
 		DisableHeaderNamesNormalizing: false,
@@ -168,14 +204,23 @@ func New(cfg Config) (*Gateway, error) {
 
 var errMethodNotAllowed = apierror.New(apierror.CodeMethodNotAllowed, "")
 
-// Handler is the root handler: the router behind a panic guard.
+// Handler is the root handler: one parse of the request target, then the
+// router, behind a panic guard. A body left unread closes the connection.
 func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	defer func() {
 		if v := recover(); v != nil {
-			g.log.Error("panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()), "path", string(ctx.Path()))
+			g.log.Error("panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()), "path", string(ctx.URI().PathOriginal()))
 			writeError(ctx, errInternal)
 		}
+		if ctx.RequestBodyStream() != nil && hasBody(&ctx.Request.Header) {
+			closeUnread(ctx)
+		}
 	}()
+	if e := canonicalTarget(ctx); e != nil {
+		g.requestID(ctx)
+		writeError(ctx, e)
+		return
+	}
 	g.router.Handler(ctx)
 }
 
@@ -192,12 +237,12 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
 		m.observe(ctx.Response.StatusCode(), start)
 	}()
 
-	if rt.maxBody > 0 && len(ctx.Request.Body()) > rt.maxBody {
-		writeError(ctx, errTooLarge)
+	if e := checkBodySize(ctx, rt.maxBody); e != nil && !rt.upload {
+		writeError(ctx, e)
 		return
 	}
+	ip := g.clientIP(ctx)
 	if rt.public {
-		ip := g.clientIP(ctx)
 		d := g.cfg.PublicLimiter.Allow(ctx, ip.String(), g.cfg.PublicLimit, g.now())
 		if !d.Allowed {
 			e := *errPublicLimited
@@ -205,28 +250,21 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
 			writeError(ctx, &e)
 			return
 		}
+		if rt.upload {
+			g.forwardUpload(ctx, rt, ip)
+			return
+		}
+		if e := readBody(ctx, rt.maxBody); e != nil {
+			writeError(ctx, e)
+			return
+		}
 		g.forward(ctx, rt, nil, ip)
 		return
 	}
 
-	key, e := credential(&ctx.Request.Header)
+	info, e := g.authenticate(ctx, ip)
 	if e != nil {
 		writeError(ctx, e)
-		return
-	}
-	if !apikey.ValidBytes(key) {
-		g.metrics.offlineRejects.Inc()
-		writeError(ctx, errInvalidKey)
-		return
-	}
-	info, err := g.cfg.Keys.Lookup(ctx, apikey.HashBytes(key))
-	if err != nil {
-		g.metrics.originErrors.Inc()
-		writeError(ctx, errOriginDown)
-		return
-	}
-	if !info.Active {
-		writeError(ctx, errInvalidKey)
 		return
 	}
 	if rt.site {
@@ -251,11 +289,15 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
 		writeError(ctx, e)
 		return
 	}
-	if rt.cacheable && g.cache != nil {
-		g.serveCacheable(ctx, rt, &info, g.clientIP(ctx))
+	if e := readBody(ctx, rt.maxBody); e != nil {
+		writeError(ctx, e)
 		return
 	}
-	g.forward(ctx, rt, &info, g.clientIP(ctx))
+	if rt.cacheable && g.cache != nil {
+		g.serveCacheable(ctx, rt, &info, ip)
+		return
+	}
+	g.forward(ctx, rt, &info, ip)
 }
 
 // setRateHeaders writes the X-RateLimit headers of an authenticated

@@ -24,6 +24,9 @@ type fixedKeys struct {
 	info keycache.Info
 }
 
+// Cached holds the one key; every other key is a miss, for Lookup.
+func (k fixedKeys) Cached(h [32]byte) (keycache.Info, bool) { return k.info, h == k.hash }
+
 func (k fixedKeys) Lookup(_ context.Context, h [32]byte) (keycache.Info, error) {
 	if h == k.hash {
 		return k.info, nil
@@ -88,7 +91,7 @@ func TestHitPathAllocations(t *testing.T) {
 	for i := range body {
 		body[i] = 'a' + byte(i%26)
 	}
-	k := cache.AppendKey(nil, []byte(testSite), []byte(path), []byte("page=2"))
+	k := mustAppendKey(t, cache, []byte(testSite), []byte(path), []byte("page=2"))
 	if cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), body, time.Now()) == nil {
 		t.Fatal("not stored")
 	}
@@ -134,7 +137,7 @@ func TestGatewayChecksInOrder(t *testing.T) {
 	key := mustKey(t)
 	g, cache := newTestGateway(t, key, 60)
 	path := "/v1/sites/" + testSite + "/listings"
-	k := cache.AppendKey(nil, []byte(testSite), []byte(path), nil)
+	k := mustAppendKey(t, cache, []byte(testSite), []byte(path), nil)
 	cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), []byte(`{"data":[]}`), time.Now())
 	for name, tc := range map[string]struct {
 		method, uri string
@@ -170,7 +173,7 @@ func TestEncodingVariants(t *testing.T) {
 	g, cache := newTestGateway(t, key, 0)
 	path := "/v1/sites/" + testSite + "/agents"
 	body := bytes.Repeat([]byte(`{"agent_id":"1","name":"Ann Agent","email":"ann@agency.example"},`), 100)
-	k := cache.AppendKey(nil, []byte(testSite), []byte(path), nil)
+	k := mustAppendKey(t, cache, []byte(testSite), []byte(path), nil)
 	cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), body, time.Now())
 	for ae, want := range map[string]string{"": "", "gzip": "gzip", "br": "br", "gzip, deflate, br": "br",
 		"br;q=0, gzip": "gzip", "identity": "", "*": "br", "gzip;q=0": ""} {
@@ -212,4 +215,13 @@ func trim(s string) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
+}
+
+func mustAppendKey(tb testing.TB, c *respcache.Cache, site, path, query []byte) []byte {
+	tb.Helper()
+	k, err := c.AppendKey(nil, site, path, query)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return k
 }

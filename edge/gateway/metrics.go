@@ -14,12 +14,16 @@ import (
 type gatewayMetrics struct {
 	offlineRejects *metrics.Counter
 	originErrors   *metrics.Counter
+	// authThrottled counts uncached keys refused without an origin call
+	// because their address failed too often.
+	authThrottled *metrics.Counter
 }
 
 func newMetrics() *gatewayMetrics {
 	return &gatewayMetrics{
 		offlineRejects: metrics.GetOrCreateCounter(`edge_key_offline_rejections_total`),
 		originErrors:   metrics.GetOrCreateCounter(`edge_origin_errors_total`),
+		authThrottled:  metrics.GetOrCreateCounter(`edge_auth_throttled_total`),
 	}
 }
 

@@ -17,12 +17,21 @@ type route struct {
 	site bool
 	// cacheable reads may be served from the response cache.
 	cacheable bool
-	// maxBody bounds the request body; 0 means the server's limit.
+	// maxBody bounds the request body; 0: the route takes none.
 	maxBody int
+	// upload is the feed upload: its body streams to the origin, up to
+	// Config.MaxUploadBytes, when it carries a bearer token.
+	upload bool
 }
 
-// leadBodyLimit is the lead route's body limit (API.md: 64 KiB).
-const leadBodyLimit = 64 << 10
+// Body limits of the routes. leadBodyLimit is API.md's 64 KiB; no route
+// but the feed upload takes more than maxSmallBody.
+const (
+	leadBodyLimit = 64 << 10
+	formBodyLimit = 8 << 10
+	maxSmallBody  = 64 << 10
+	dashBodyLimit = 64 << 10
+)
 
 // routes is the edge's route table: every /v1 route of API.md.
 var routes = []route{
@@ -39,10 +48,10 @@ var routes = []route{
 	{method: "POST", path: "/v1/leads", name: "leads", scope: apikey.LeadsWrite, maxBody: leadBodyLimit},
 	{method: "DELETE", path: "/v1/pairing", name: "pairing_disconnect"},
 
-	{method: "POST", path: "/v1/pairing/device", name: "pairing_device", public: true, maxBody: 8 << 10},
-	{method: "POST", path: "/v1/pairing/token", name: "pairing_token", public: true, maxBody: 8 << 10},
-	{method: "POST", path: "/v1/oauth/token", name: "oauth_token", public: true, maxBody: 8 << 10},
-	{method: "POST", path: "/v1/feeds", name: "feeds_upload", public: true},
+	{method: "POST", path: "/v1/pairing/device", name: "pairing_device", public: true, maxBody: formBodyLimit},
+	{method: "POST", path: "/v1/pairing/token", name: "pairing_token", public: true, maxBody: formBodyLimit},
+	{method: "POST", path: "/v1/oauth/token", name: "oauth_token", public: true, maxBody: formBodyLimit},
+	{method: "POST", path: "/v1/feeds", name: "feeds_upload", public: true, upload: true},
 	{method: "GET", path: "/v1/feeds/{feed_id}", name: "feed", public: true},
 	{method: "GET", path: "/v1/openapi.json", name: "openapi", public: true},
 
@@ -50,5 +59,5 @@ var routes = []route{
 	// is forwarded as it is, where verification_uri of pairing points.
 	{method: "GET", path: "/dashboard", name: "dashboard", public: true},
 	{method: "GET", path: "/dashboard/{path:*}", name: "dashboard", public: true},
-	{method: "POST", path: "/dashboard/{path:*}", name: "dashboard", public: true, maxBody: 64 << 10},
+	{method: "POST", path: "/dashboard/{path:*}", name: "dashboard", public: true, maxBody: dashBodyLimit},
 }

@@ -139,6 +139,18 @@ func (c *Cache) Lookup(ctx context.Context, hash [32]byte) (Info, error) {
 	return c.withLimit(f.info), nil
 }
 
+// Cached returns what the cache holds of the key with this hash, an unknown
+// key's negative answer included, without asking the origin: ok is false
+// when Lookup would have to ask.
+func (c *Cache) Cached(hash [32]byte) (info Info, ok bool) {
+	p, ok := c.c.Get(keyOf(&hash))
+	if !ok {
+		return Info{}, false
+	}
+	c.hits.Add(1)
+	return c.withLimit(*p), true
+}
+
 // fill introspects and caches the answer, unless an invalidation happened
 // meanwhile, in which case it asks again (at most three times).
 func (c *Cache) fill(ctx context.Context, hash [32]byte) (Info, error) {

@@ -2,19 +2,47 @@ package respcache
 
 import (
 	"bytes"
+	"errors"
+	"sync"
 	"time"
 )
 
-// maxParams bounds the parameters a cacheable query may have; a longer
-// query is kept as it came (still correct, just not shared with reorders).
-const maxParams = 16
+// MaxParams bounds the parameters of a cacheable query. No read route takes
+// more than 16; a longer query is refused rather than keyed in part.
+const MaxParams = 32
 
-// AppendCanonicalQuery appends the canonical form of a raw query: its
-// parameters sorted by name (then value), empty ones and the collection
-// defaults (page=1, per_page=20) dropped. Two queries that ask for the
-// same page give the same bytes. It allocates nothing.
-func AppendCanonicalQuery(dst, raw []byte) []byte {
-	var parts [maxParams][]byte
+// Errors of AppendCanonicalQuery. The origin answers the first with the same
+// 422 (it parses with net/url.ParseQuery, which fails on exactly these).
+var (
+	ErrMalformedQuery = errors.New("malformed query string")
+	ErrTooManyParams  = errors.New("too many query parameters")
+)
+
+// span is one decoded parameter: [ks,ke) is its name and [vs,ve) its value
+// in the scratch buffer.
+type span struct{ ks, ke, vs, ve int }
+
+type queryScratch struct {
+	buf   []byte
+	spans [MaxParams]span
+}
+
+var scratchPool = sync.Pool{New: func() any { return &queryScratch{buf: make([]byte, 0, 512)} }}
+
+// AppendCanonicalQuery appends the canonical form of a raw query: the
+// parameters decoded exactly as net/url.ParseQuery decodes them (split on
+// '&', '+' is a space, %XX escapes), the collection defaults (page=1,
+// per_page=20) dropped, sorted by name then value, and encoded again as
+// url.QueryEscape encodes. Two queries that the origin reads as the same
+// parameters give the same bytes, and the origin reads the canonical form as
+// exactly those parameters, so the form is both the cache key and what is
+// forwarded. A query ParseQuery would reject (a ';' in a pair, a bad escape)
+// is ErrMalformedQuery; one of more than MaxParams parameters is
+// ErrTooManyParams. It allocates nothing in the steady state.
+func AppendCanonicalQuery(dst, raw []byte) ([]byte, error) {
+	s := scratchPool.Get().(*queryScratch)
+	defer scratchPool.Put(s)
+	buf := s.buf[:0]
 	n := 0
 	for len(raw) > 0 {
 		var p []byte
@@ -23,32 +51,118 @@ func AppendCanonicalQuery(dst, raw []byte) []byte {
 		} else {
 			p, raw = raw, nil
 		}
-		if len(p) == 0 || isDefault(p) {
+		if bytes.IndexByte(p, ';') >= 0 {
+			s.buf = buf
+			return dst, ErrMalformedQuery
+		}
+		if len(p) == 0 {
 			continue
 		}
-		if n == maxParams {
-			return append(dst, raw...)
+		k, v, _ := bytes.Cut(p, []byte("="))
+		var sp span
+		var ok bool
+		sp.ks = len(buf)
+		buf, ok = appendUnescape(buf, k)
+		sp.ke = len(buf)
+		if ok {
+			sp.vs = len(buf)
+			buf, ok = appendUnescape(buf, v)
+			sp.ve = len(buf)
 		}
-		parts[n] = p
+		if !ok {
+			s.buf = buf
+			return dst, ErrMalformedQuery
+		}
+		if isDefault(buf[sp.ks:sp.ke], buf[sp.vs:sp.ve]) {
+			buf = buf[:sp.ks]
+			continue
+		}
+		if n == MaxParams {
+			s.buf = buf
+			return dst, ErrTooManyParams
+		}
+		s.spans[n] = sp
 		n++
 	}
-	// Insertion sort: a handful of parameters.
+	s.buf = buf
+	spans := s.spans[:n]
+	less := func(a, b span) bool {
+		if c := bytes.Compare(buf[a.ks:a.ke], buf[b.ks:b.ke]); c != 0 {
+			return c < 0
+		}
+		return bytes.Compare(buf[a.vs:a.ve], buf[b.vs:b.ve]) < 0
+	}
+	// Insertion sort: a handful of parameters, and no closure escapes.
 	for i := 1; i < n; i++ {
-		for j := i; j > 0 && bytes.Compare(parts[j], parts[j-1]) < 0; j-- {
-			parts[j], parts[j-1] = parts[j-1], parts[j]
+		for j := i; j > 0 && less(spans[j], spans[j-1]); j-- {
+			spans[j], spans[j-1] = spans[j-1], spans[j]
 		}
 	}
-	for i := 0; i < n; i++ {
+	for i, sp := range spans {
 		if i > 0 {
 			dst = append(dst, '&')
 		}
-		dst = append(dst, parts[i]...)
+		dst = appendQueryEscape(dst, buf[sp.ks:sp.ke])
+		dst = append(dst, '=')
+		dst = appendQueryEscape(dst, buf[sp.vs:sp.ve])
+	}
+	return dst, nil
+}
+
+func isDefault(k, v []byte) bool {
+	return (string(k) == "page" && string(v) == "1") || (string(k) == "per_page" && string(v) == "20")
+}
+
+// appendUnescape is url.QueryUnescape: '+' is a space, %XX a byte; a '%'
+// without two hex digits after it is an error.
+func appendUnescape(dst, s []byte) ([]byte, bool) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '+':
+			dst = append(dst, ' ')
+		case '%':
+			if i+2 >= len(s) || !ishex(s[i+1]) || !ishex(s[i+2]) {
+				return dst, false
+			}
+			dst = append(dst, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst, true
+}
+
+// appendQueryEscape is url.QueryEscape: unreserved bytes as they are, a
+// space as '+', every other byte as %XX.
+func appendQueryEscape(dst, s []byte) []byte {
+	const hex = "0123456789ABCDEF"
+	for _, c := range s {
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~':
+			dst = append(dst, c)
+		case c == ' ':
+			dst = append(dst, '+')
+		default:
+			dst = append(dst, '%', hex[c>>4], hex[c&15])
+		}
 	}
 	return dst
 }
 
-func isDefault(p []byte) bool {
-	return string(p) == "page=1" || string(p) == "per_page=20"
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
 }
 
 // CacheControl is what the cache reads of a Cache-Control header.

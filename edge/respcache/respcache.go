@@ -171,9 +171,11 @@ func (c *Cache) Invalidate(site string) { c.generation([]byte(site)).Add(1) }
 func (c *Cache) InvalidateAll() { c.c.Clear() }
 
 // AppendKey appends the cache key of a request to dst: site, generation,
-// path and the canonical form of the raw query. It allocates nothing when
-// dst has room.
-func (c *Cache) AppendKey(dst, site, path, rawQuery []byte) []byte {
+// canonical path and the canonical form of the raw query (see
+// AppendCanonicalQuery, whose errors it returns). The query's canonical form
+// ends the key, after the last '?': forward that, so that what is fetched is
+// what is keyed. It allocates nothing when dst has room.
+func (c *Cache) AppendKey(dst, site, path, rawQuery []byte) ([]byte, error) {
 	dst = append(dst, site...)
 	dst = append(dst, '|')
 	dst = strconv.AppendUint(dst, c.generation(site).Load(), 10)

@@ -27,6 +27,10 @@ type Code string
 
 // The API's error codes, with the status Code.Status maps each to.
 const (
+	// CodeBadRequest (400): a request the server cannot read as HTTP, or a
+	// request target it refuses as ambiguous (encoded "/" or "\", dot
+	// segments); answered by the edge before anything else.
+	CodeBadRequest Code = "BAD_REQUEST"
 	// CodeUnauthorized (401): missing, malformed, unknown or revoked key.
 	CodeUnauthorized Code = "UNAUTHORIZED"
 	// CodeForbidden (403): missing scope (the message names it) or the key
@@ -64,6 +68,7 @@ var table = [...]struct {
 	status  int
 	message string
 }{
+	{CodeBadRequest, http.StatusBadRequest, "malformed request"},
 	{CodeUnauthorized, http.StatusUnauthorized, "missing or invalid API key"},
 	{CodeForbidden, http.StatusForbidden, "forbidden"},
 	{CodeNotFound, http.StatusNotFound, "not found"},
@@ -88,7 +93,7 @@ func (c Code) index() int {
 	return -1
 }
 
-// Status returns the HTTP status for c: 401, 403, 404, 405, 406, 409, 413,
+// Status returns the HTTP status for c: 400, 401, 403, 404, 405, 406, 409, 413,
 // 415, 422, 429, 500 or 503. An unknown code, including "", is 500. This is
 // the only place codes are mapped to statuses.
 func (c Code) Status() int {

@@ -14,6 +14,7 @@ func TestStatus(t *testing.T) {
 		name   string // the wire name, spelled out independently
 		status int
 	}{
+		{CodeBadRequest, "BAD_REQUEST", 400},
 		{CodeUnauthorized, "UNAUTHORIZED", 401},
 		{CodeForbidden, "FORBIDDEN", 403},
 		{CodeNotFound, "NOT_FOUND", 404},
@@ -47,8 +48,8 @@ func TestStatus(t *testing.T) {
 
 func TestCodes(t *testing.T) {
 	codes := Codes()
-	if len(codes) != 12 {
-		t.Fatalf("Codes() has %d codes, want 12", len(codes))
+	if len(codes) != 13 {
+		t.Fatalf("Codes() has %d codes, want 13", len(codes))
 	}
 	seen := map[Code]bool{}
 	for i, c := range codes {

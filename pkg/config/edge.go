@@ -53,9 +53,23 @@ type Edge struct {
 	OriginTimeout time.Duration `yaml:"origin_timeout"`
 	// MaxHeaderBytes bounds a request's header block. Default 16 KiB.
 	MaxHeaderBytes int `yaml:"max_header_bytes"`
-	// MaxBodyBytes bounds any request body (feed uploads are the largest).
-	// Default 50 MiB; leads are limited to 64 KiB on their route.
+	// MaxBodyBytes bounds a feed upload (POST /v1/feeds with a bearer
+	// token), which streams to the origin; no other route takes more than
+	// 64 KiB (leads and dashboard forms 64 KiB, pairing and OAuth token
+	// 8 KiB, reads none). Default 50 MiB.
 	MaxBodyBytes int `yaml:"max_body_bytes"`
+	// UploadTimeout bounds reading a feed upload from the client and
+	// writing it to the origin. Default 5 min.
+	UploadTimeout time.Duration `yaml:"upload_timeout"`
+	// MaxUploads bounds the feed uploads streaming at once; one more is
+	// answered 503 with Retry-After before its body is read. Default 4.
+	MaxUploads int `yaml:"max_uploads"`
+	// AuthFailureLimit is the failed authentications (unknown, revoked or
+	// malformed keys) a client address may make in a minute; past it, keys
+	// the edge has not cached are refused with 429 without asking the
+	// origin, but for one in twenty, so that address's valid keys still get
+	// through (keys already cached always do). Default 20.
+	AuthFailureLimit int `yaml:"auth_failure_limit"`
 	// WriteBufferBytes is each client connection's write buffer. A response
 	// that fits (headers and body) leaves in one write: a 4 KiB buffer sends
 	// an 11.8 KB listing page in two, which cost a third of the edge's
@@ -87,6 +101,9 @@ func DefaultEdge() Edge {
 		OriginTimeout:      30 * time.Second,
 		MaxHeaderBytes:     16 << 10,
 		MaxBodyBytes:       50 << 20,
+		UploadTimeout:      5 * time.Minute,
+		MaxUploads:         4,
+		AuthFailureLimit:   20,
 		WriteBufferBytes:   16 << 10,
 		ShutdownTimeout:    15 * time.Second,
 		LogLevel:           "info",
@@ -139,7 +156,7 @@ func (c Edge) Validate() error {
 	for name, d := range map[string]time.Duration{
 		"redis_timeout": c.RedisTimeout, "key_ttl": c.KeyTTL, "negative_key_ttl": c.NegativeKeyTTL,
 		"read_timeout": c.ReadTimeout, "write_timeout": c.WriteTimeout, "idle_timeout": c.IdleTimeout,
-		"origin_timeout": c.OriginTimeout, "shutdown_timeout": c.ShutdownTimeout,
+		"origin_timeout": c.OriginTimeout, "shutdown_timeout": c.ShutdownTimeout, "upload_timeout": c.UploadTimeout,
 	} {
 		if d <= 0 {
 			return fmt.Errorf("config: %s must be positive", name)
@@ -153,6 +170,9 @@ func (c Edge) Validate() error {
 	}
 	if c.MaxHeaderBytes < 1024 || c.MaxBodyBytes < 64<<10 {
 		return fmt.Errorf("config: max_header_bytes must be at least 1 KiB and max_body_bytes at least 64 KiB")
+	}
+	if c.MaxUploads < 1 || c.AuthFailureLimit < 1 {
+		return fmt.Errorf("config: max_uploads and auth_failure_limit must be at least 1")
 	}
 	if c.WriteBufferBytes < 4<<10 || c.WriteBufferBytes > 1<<20 {
 		return fmt.Errorf("config: write_buffer_bytes %d out of range 4096..1048576", c.WriteBufferBytes)

@@ -130,6 +130,20 @@ func (l *Local) allow(site string, limit int, now time.Time) Decision {
 	return admitted(limit, n, ws)
 }
 
+// Used returns how many requests key has had admitted in now's window,
+// without counting one: a check before work that only its failure counts
+// (the edge's failed authentications per client address).
+func (l *Local) Used(key string, now time.Time) int {
+	ws := windowStart(now)
+	sh := &l.shards[l.shardIndex(key)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if c := sh.counters[key]; c != nil && c.window >= ws {
+		return c.n
+	}
+	return 0
+}
+
 // shardIndex is the shard holding site's counter.
 func (l *Local) shardIndex(site string) uint64 {
 	return maphash.String(l.seed, site) & l.mask

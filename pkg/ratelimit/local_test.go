@@ -171,3 +171,22 @@ func TestWindowStart(t *testing.T) {
 		})
 	}
 }
+
+func TestLocalUsedCountsNothing(t *testing.T) {
+	l := NewLocal(LocalOptions{})
+	now := time.Date(2026, 11, 25, 10, 0, 30, 0, time.UTC)
+	for i := 0; i < 3; i++ {
+		l.Allow(context.Background(), "a", 10, now)
+	}
+	for i := 0; i < 2; i++ {
+		if n := l.Used("a", now); n != 3 {
+			t.Fatalf("Used = %d, want 3", n)
+		}
+	}
+	if n := l.Used("b", now); n != 0 {
+		t.Errorf("unknown key: Used = %d", n)
+	}
+	if n := l.Used("a", now.Add(time.Minute)); n != 0 {
+		t.Errorf("next window: Used = %d", n)
+	}
+}

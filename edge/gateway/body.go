@@ -1,0 +1,264 @@
+package gateway
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/pkg/apierror"
+)
+
+// The server streams request bodies (fasthttp.Server.StreamRequestBody):
+// it reads at most 8 KiB of a body before the handler runs, and the
+// request path reads the rest only after the route, the key or token, the
+// scope and the limits have been checked, and only up to the route's limit.
+// A body the handler did not read to its end leaves the connection closed
+// after the response (Handler), so its bytes can never be read as the next
+// request.
+
+var (
+	errUploadsBusy  = apierror.Unavailable(5, nil)
+	errNoBearer     = apierror.Unauthorized("missing access token")
+	errBodyRead     = apierror.New(apierror.CodeBadRequest, "request body could not be read")
+	errNoBodyWanted = apierror.PayloadTooLarge(0)
+)
+
+// tooLarge are the 413s of each route limit, built once.
+var tooLarge sync.Map // int → *apierror.Error
+
+func errTooLargeFor(limit int) *apierror.Error {
+	if limit == 0 {
+		return errNoBodyWanted
+	}
+	if e, ok := tooLarge.Load(limit); ok {
+		return e.(*apierror.Error)
+	}
+	e, _ := tooLarge.LoadOrStore(limit, apierror.PayloadTooLarge(int64(limit)))
+	return e.(*apierror.Error)
+}
+
+// hasBody reports whether the request announces a body: a Content-Length
+// over 0, or chunked.
+func hasBody(h *fasthttp.RequestHeader) bool {
+	n := h.ContentLength()
+	return n > 0 || n == -1
+}
+
+// checkBodySize refuses, before any of it is read, a body its route does
+// not take or whose Content-Length is over the route's limit.
+func checkBodySize(ctx *fasthttp.RequestCtx, limit int) *apierror.Error {
+	h := &ctx.Request.Header
+	if !hasBody(h) {
+		return nil
+	}
+	if limit == 0 || h.ContentLength() > limit {
+		return errTooLargeFor(limit)
+	}
+	return nil
+}
+
+var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// readBody reads the rest of a streamed body, at most limit bytes, into the
+// request, where forwarding finds it. A chunked body that grows past the
+// limit is refused when it does, without reading further.
+func readBody(ctx *fasthttp.RequestCtx, limit int) *apierror.Error {
+	if e := checkBodySize(ctx, limit); e != nil {
+		return e
+	}
+	s := ctx.RequestBodyStream()
+	if s == nil {
+		// Not streamed (a request built in memory): it is whole already.
+		if len(ctx.Request.Body()) > limit {
+			return errTooLargeFor(limit)
+		}
+		return nil
+	}
+	if !hasBody(&ctx.Request.Header) {
+		return nil
+	}
+	buf := bodyBufs.Get().(*bytes.Buffer)
+	defer bodyBufs.Put(buf)
+	buf.Reset()
+	n, err := buf.ReadFrom(io.LimitReader(s, int64(limit)+1))
+	switch {
+	case n > int64(limit):
+		return errTooLargeFor(limit)
+	case err != nil:
+		return errBodyRead
+	}
+	ctx.Request.SetBody(buf.Bytes()) // copies, and ends the stream
+	return nil
+}
+
+// Lingering close of a connection whose body was not read: the answer is
+// written first, then up to lingerBytes of what the client still sends
+// are read and dropped for at most lingerTime before the connection
+// closes, so that a client still writing its body reads the answer
+// instead of a reset (what nginx's lingering_close and net/http do).
+const (
+	lingerBytes = 1 << 20
+	lingerTime  = 2 * time.Second
+)
+
+// closeUnread ends a connection whose request body was left unread: a
+// lingering close after the answer, or a plain close when the client asked
+// for one (fasthttp then runs no hijack handler).
+func closeUnread(ctx *fasthttp.RequestCtx) {
+	if ctx.Request.Header.ConnectionClose() {
+		return
+	}
+	ctx.Hijack(lingerClose)
+}
+
+func lingerClose(c net.Conn) {
+	c.SetReadDeadline(time.Now().Add(lingerTime))
+	io.CopyN(io.Discard, c, lingerBytes)
+}
+
+// HeaderReceived is fasthttp.Server.HeaderReceived: it runs on each
+// request's header, before any of the body is read. It honours connection
+// options as RFC 9110 has them (case-insensitive, a token list: fasthttp
+// itself only sees "close" spelled so) and gives a feed upload that carries
+// a bearer token the time its size needs.
+func (g *Gateway) HeaderReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if !h.ConnectionClose() && hasToken(h.Peek(fasthttp.HeaderConnection), "close") {
+		h.SetConnectionClose()
+	}
+	if isUpload(h) {
+		return fasthttp.RequestConfig{ReadTimeout: g.cfg.UploadTimeout, MaxRequestBodySize: g.cfg.MaxUploadBytes}
+	}
+	return fasthttp.RequestConfig{}
+}
+
+// isUpload reports whether the request is a feed upload with a bearer
+// token, the one request allowed a large body.
+func isUpload(h *fasthttp.RequestHeader) bool {
+	return h.IsPost() && string(h.RequestURI()) == "/v1/feeds" && hasBearer(h.Peek(fasthttp.HeaderAuthorization))
+}
+
+// ExpectContinue is fasthttp.Server.ExpectHandler: it answers "Expect:
+// 100-continue" with 100 only when the body may be sent: a feed upload
+// with a bearer token within the upload limit, or a body within the
+// largest limit of the other routes (each route checks its own again).
+// Anything else is refused, in the API's envelope, before the client sends
+// its body.
+func (g *Gateway) ExpectContinue(ctx *fasthttp.RequestCtx) int {
+	h := &ctx.Request.Header
+	var e *apierror.Error
+	switch {
+	case isUpload(h):
+		if h.ContentLength() > g.cfg.MaxUploadBytes {
+			e = errTooLargeFor(g.cfg.MaxUploadBytes)
+		}
+	case string(h.RequestURI()) == "/v1/feeds" && h.IsPost():
+		e = errNoBearer
+	case h.ContentLength() > maxSmallBody:
+		e = errTooLargeFor(maxSmallBody)
+	}
+	if e == nil {
+		return fasthttp.StatusContinue
+	}
+	g.requestID(ctx)
+	writeError(ctx, e)
+	return e.Code.Status()
+}
+
+// forwardUpload streams a feed upload to the origin: the token must be
+// there (the origin checks it), the size within the limit, and one of the
+// MaxUploads slots free, all before the body is read. Whatever the origin
+// did not read is left unread, and Handler closes the connection.
+func (g *Gateway) forwardUpload(ctx *fasthttp.RequestCtx, rt *route, ip netip.Addr) {
+	h := &ctx.Request.Header
+	if !hasBearer(h.Peek(fasthttp.HeaderAuthorization)) {
+		writeError(ctx, errNoBearer)
+		return
+	}
+	if h.ContentLength() > g.cfg.MaxUploadBytes {
+		writeError(ctx, errTooLargeFor(g.cfg.MaxUploadBytes))
+		return
+	}
+	select {
+	case g.uploads <- struct{}{}:
+		defer func() { <-g.uploads }()
+	default:
+		writeError(ctx, errUploadsBusy)
+		return
+	}
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	ctx.Request.CopyTo(req)
+	var body *limitedReader
+	if s := ctx.RequestBodyStream(); s != nil && hasBody(h) {
+		body = &limitedReader{r: s, n: int64(g.cfg.MaxUploadBytes)}
+		req.SetBodyStream(body, h.ContentLength())
+	}
+	g.prepare(req, nil, requestIDOf(ctx), ip)
+	if !g.exchange(ctx, rt, req) && body != nil && body.over {
+		writeError(ctx, errTooLargeFor(g.cfg.MaxUploadBytes))
+	}
+	if body != nil && body.eof {
+		// Read to its end: the connection may carry the next request.
+		ctx.Request.CloseBodyStream()
+	}
+}
+
+// limitedReader reads at most n bytes and fails past them.
+type limitedReader struct {
+	r    io.Reader
+	n    int64
+	over bool // the body went past n
+	eof  bool // the body was read to its end
+}
+
+var errOverLimit = errors.New("request body over the limit")
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		var one [1]byte
+		k, err := l.r.Read(one[:])
+		if k > 0 {
+			l.over = true
+			return 0, errOverLimit
+		}
+		l.eof = err == io.EOF
+		return 0, err
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	k, err := l.r.Read(p)
+	l.n -= int64(k)
+	l.eof = err == io.EOF
+	return k, err
+}
+
+// hasBearer reports whether an Authorization value is a non-empty Bearer
+// credential.
+func hasBearer(auth []byte) bool {
+	scheme, rest, ok := bytes.Cut(bytes.TrimSpace(auth), []byte(" "))
+	return ok && bytes.EqualFold(scheme, []byte("Bearer")) && len(bytes.TrimSpace(rest)) > 0
+}
+
+// hasToken reports whether a comma-separated header value lists token,
+// compared case-insensitively (RFC 9110 §5.6.1, §7.6.1).
+func hasToken(v []byte, token string) bool {
+	for len(v) > 0 {
+		var t []byte
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			t, v = v[:i], v[i+1:]
+		} else {
+			t, v = v, nil
+		}
+		if bytes.EqualFold(bytes.TrimSpace(t), []byte(token)) {
+			return true
+		}
+	}
+	return false
+}
