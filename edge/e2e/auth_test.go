@@ -46,6 +46,10 @@ func TestAuthenticationMatrix(t *testing.T) {
 			if r.header.Get("X-Request-Id") == "" {
 				t.Error("no X-Request-Id")
 			}
+			// RFC 6750: a 401 names the scheme, and invalid_token when a key was sent.
+			if want := map[bool]string{true: `Bearer realm="listgate", error="invalid_token"`, false: `Bearer realm="listgate"`}[tc.hdr != nil]; r.status == 401 && r.header.Get("WWW-Authenticate") != want {
+				t.Errorf("WWW-Authenticate %q, want %q", r.header.Get("WWW-Authenticate"), want)
+			}
 			if r.status == 200 && r.header.Get("X-RateLimit-Limit") != "600" {
 				t.Errorf("X-RateLimit-Limit %q", r.header.Get("X-RateLimit-Limit"))
 			}

@@ -52,6 +52,15 @@ func writeError(ctx *fasthttp.RequestCtx, e *apierror.Error) {
 	if e.Allow != "" {
 		h.Set("Allow", e.Allow)
 	}
+	if e.Code == apierror.CodeUnauthorized {
+		// RFC 6750 §3: the scheme, and invalid_token where a credential
+		// was sent.
+		if e == errMissingKey || e == errNoBearer {
+			h.Set("WWW-Authenticate", `Bearer realm="listgate"`)
+		} else {
+			h.Set("WWW-Authenticate", `Bearer realm="listgate", error="invalid_token"`)
+		}
+	}
 	bp := scratch.Get().(*[]byte)
 	*bp = apierror.AppendJSON((*bp)[:0], e, b2s(requestIDOf(ctx)))
 	ctx.Response.AppendBody(*bp)

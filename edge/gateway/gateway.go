@@ -175,16 +175,24 @@ func New(cfg Config) (*Gateway, error) {
 	r := router.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
-	r.HandleOPTIONS = false
+	// OPTIONS is answered with Allow (RFC 9110 §9.3.7); every GET route
+	// serves HEAD: the same status and headers, no body (§9.3.2).
+	r.HandleOPTIONS = true
 	r.HandleMethodNotAllowed = true
+	handle := func(method, path string, h fasthttp.RequestHandler) {
+		r.Handle(method, path, h)
+		if method == fasthttp.MethodGet {
+			r.Handle(fasthttp.MethodHead, path, h)
+		}
+	}
 	for i := range routes {
 		rt := &routes[i]
 		m := g.metrics.route(rt.name)
-		r.Handle(rt.method, rt.path, func(ctx *fasthttp.RequestCtx) { g.serve(ctx, rt, m) })
+		handle(rt.method, rt.path, func(ctx *fasthttp.RequestCtx) { g.serve(ctx, rt, m) })
 	}
-	r.GET("/healthz", g.healthz)
-	r.GET("/readyz", g.readyz)
-	r.GET("/metrics", g.serveMetrics)
+	handle("GET", "/healthz", g.healthz)
+	handle("GET", "/readyz", g.readyz)
+	handle("GET", "/metrics", g.serveMetrics)
 	unmatched := g.metrics.route("unmatched")
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		start := time.Now()
