@@ -25,6 +25,7 @@ import (
 
 	"github.com/listgate/listgate/edge/keycache"
 	"github.com/listgate/listgate/edge/respcache"
+	"github.com/listgate/listgate/edge/upstream"
 	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/ratelimit"
 )
@@ -168,6 +169,8 @@ func New(cfg Config) (*Gateway, error) {
 		DisableHeaderNamesNormalizing: false,
 		DisablePathNormalizing:        true,
 	}
+	// A restarted origin costs no request (package upstream).
+	upstream.Configure(g.origin, 0, g.origin.CloseIdleConnections)
 	var p [6]byte
 	rand.Read(p[:])
 	g.idPrefix = []byte(hex.EncodeToString(p[:]) + "-")

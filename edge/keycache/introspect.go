@@ -10,6 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 
+	"github.com/listgate/listgate/edge/upstream"
 	"github.com/listgate/listgate/pkg/apikey"
 )
 
@@ -39,6 +40,7 @@ func OriginIntrospector(originURL, internalToken string, timeout time.Duration) 
 	}
 	hc := &fasthttp.HostClient{Addr: host, IsTLS: u.Scheme == "https", MaxConns: 64,
 		ReadTimeout: timeout, WriteTimeout: timeout, MaxResponseBodySize: 64 << 10}
+	upstream.Configure(hc, timeout, hc.CloseIdleConnections)
 	endpoint := u.Scheme + "://" + u.Host + "/internal/v1/keys/introspect"
 	return func(ctx context.Context, hash [32]byte) (Info, error) {
 		req := fasthttp.AcquireRequest()

@@ -13,6 +13,8 @@ import (
 
 	json "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/edge/upstream"
 )
 
 type key struct {
@@ -52,10 +54,11 @@ func New(originURL, internalToken string, every time.Duration, log *slog.Logger)
 	if u.Port() == "" {
 		host += map[string]string{"http": ":80", "https": ":443"}[u.Scheme]
 	}
+	hc := &fasthttp.HostClient{Addr: host, IsTLS: u.Scheme == "https", MaxConns: 4,
+		ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}
+	upstream.Configure(hc, 0, hc.CloseIdleConnections)
 	return &Reporter{counts: map[key]int64{}, every: every, log: log, token: internalToken,
-		endpoint: u.Scheme + "://" + u.Host + "/internal/v1/usage",
-		client: &fasthttp.HostClient{Addr: host, IsTLS: u.Scheme == "https", MaxConns: 4,
-			ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}}, nil
+		endpoint: u.Scheme + "://" + u.Host + "/internal/v1/usage", client: hc}, nil
 }
 
 // Count counts one request of site at now. It allocates only for a site's
