@@ -21,7 +21,8 @@ import (
 // over one pairing service: a code's wrong entries and the per-IP and
 // per-account limits count the same whichever door they come through. The
 // abuse limits are kept in Postgres, so every origin of a deployment
-// counts the same events.
+// counts the same events; the sign-in limits are the dashboard's defaults
+// (dashboard.Config), which are.
 func newPairingAndDashboard(db *store.DB, cfg config.Origin, log *slog.Logger) (*pairinghttp.Handler, *dashboard.Handler, error) {
 	perIP := db.NewWindowLimiter("pairing_entry_ip", 10, 10*time.Minute)
 	perAccount := db.NewWindowLimiter("pairing_entry_account", 10, 10*time.Minute)
@@ -36,9 +37,7 @@ func newPairingAndDashboard(db *store.DB, cfg config.Origin, log *slog.Logger) (
 		return nil, nil, err
 	}
 	dash, err := dashboard.New(dashboard.Config{DB: db, Pairing: svc, EntriesPerIP: perIP,
-		EntriesPerAccount: perAccount, ClientIP: api.ClientIP, Log: log,
-		FailedLoginsPerIP:    db.NewWindowLimiter("signin_ip", 20, 15*time.Minute),
-		FailedLoginsPerEmail: db.NewWindowLimiter("signin_email", 5, 15*time.Minute)})
+		EntriesPerAccount: perAccount, ClientIP: api.ClientIP, Log: log})
 	return routes, dash, err
 }
 

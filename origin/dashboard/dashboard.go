@@ -46,10 +46,30 @@ type Config struct {
 	// EntriesPerIP and EntriesPerAccount limit wrong user codes. Nil: 10
 	// per 10 minutes each, in memory.
 	EntriesPerIP, EntriesPerAccount pairing.Limiter
-	// FailedLoginsPerIP limits failed sign-ins per client IP; nil: 20 per
-	// 15 minutes. FailedLoginsPerEmail limits them per e-mail address; nil:
-	// 5 per 15 minutes. In memory.
-	FailedLoginsPerIP, FailedLoginsPerEmail pairing.Limiter
+	// The sign-in limits (see admitSignIn). Their defaults keep their
+	// counts in Postgres, so that every origin of a deployment counts the
+	// same attempts.
+	//
+	// FailedLoginsPerIP limits failed sign-ins per client address, whatever
+	// the e-mail. Nil: 20 per 15 minutes (fixed windows from an address's
+	// first failure), scope signin_ip.
+	FailedLoginsPerIP pairing.Limiter
+	// SignInsPerAddress delays the sign-ins of one e-mail from one client
+	// address: every attempt counts, a success forgets them. Nil: 5
+	// attempts free, then 1 s, 2 s, 4 s … up to 15 minutes from the last
+	// one, forgotten an hour after the last (store.Backoff's defaults),
+	// scope signin_email_ip.
+	SignInsPerAddress Backoff
+	// FailedLoginsPerEmail is the ceiling of failed sign-ins per e-mail
+	// from every address together, the last line against guessing from
+	// many addresses: past it, the e-mail signs in only from the addresses
+	// of KnownAddresses. Nil: 100 per hour (fixed windows from the first
+	// failure), scope signin_email_hour.
+	FailedLoginsPerEmail pairing.Limiter
+	// KnownAddresses remembers the (e-mail, client address) pairs that
+	// signed in. Nil: for 30 days after the last sign-in, scope
+	// signin_known.
+	KnownAddresses Recent
 	// SessionTTL is how long a session lasts from sign-in. Default 12 h.
 	SessionTTL time.Duration
 	// ClientIP names a request's client. Nil: api.ClientIP.
@@ -60,6 +80,31 @@ type Config struct {
 	// Now is the clock. Nil: time.Now.
 	Now func() time.Time
 }
+
+// Backoff delays repeated attempts of a key (store.BackoffLimiter).
+// Implementations must be safe for concurrent use.
+type Backoff interface {
+	// Attempt counts an attempt of key at now when it may make one; when
+	// it may not, it counts nothing and says how long until it may (at
+	// least a second).
+	Attempt(key string, now time.Time) (ok bool, wait time.Duration)
+	// Reset forgets key's attempts.
+	Reset(key string)
+}
+
+// Recent remembers keys for a while (store.RecentKeys). Implementations
+// must be safe for concurrent use.
+type Recent interface {
+	// Mark remembers key from now.
+	Mark(key string, now time.Time)
+	// Recent reports whether key is remembered at now.
+	Recent(key string, now time.Time) bool
+}
+
+var (
+	_ Backoff = (*store.BackoffLimiter)(nil)
+	_ Recent  = (*store.RecentKeys)(nil)
+)
 
 // Handler serves the dashboard. Safe for concurrent use.
 type Handler struct {
@@ -83,10 +128,16 @@ func New(cfg Config) (*Handler, error) {
 		cfg.EntriesPerAccount = pairing.NewWindowLimiter(10, 10*time.Minute)
 	}
 	if cfg.FailedLoginsPerIP == nil {
-		cfg.FailedLoginsPerIP = pairing.NewWindowLimiter(20, 15*time.Minute)
+		cfg.FailedLoginsPerIP = cfg.DB.NewWindowLimiter("signin_ip", 20, 15*time.Minute)
+	}
+	if cfg.SignInsPerAddress == nil {
+		cfg.SignInsPerAddress = cfg.DB.NewBackoffLimiter("signin_email_ip", store.Backoff{})
 	}
 	if cfg.FailedLoginsPerEmail == nil {
-		cfg.FailedLoginsPerEmail = pairing.NewWindowLimiter(5, 15*time.Minute)
+		cfg.FailedLoginsPerEmail = cfg.DB.NewWindowLimiter("signin_email_hour", 100, time.Hour)
+	}
+	if cfg.KnownAddresses == nil {
+		cfg.KnownAddresses = cfg.DB.NewRecentKeys("signin_known", 30*24*time.Hour)
 	}
 	if cfg.SessionTTL == 0 {
 		cfg.SessionTTL = 12 * time.Hour

@@ -6,8 +6,10 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -198,11 +200,13 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	email := store.NormalizeEmail(r.PostForm.Get("email"))
 	password := r.PostForm.Get("password")
 	ip := h.cfg.ClientIP(r)
+	pair := email + "\n" + ip
 	now := h.cfg.Now()
-	if ok, wait := h.cfg.FailedLoginsPerIP.Allow(ip, now); !ok {
-		return h.renderLogin(w, r, http.StatusTooManyRequests, email, tooMany(wait))
-	}
-	if ok, wait := h.cfg.FailedLoginsPerEmail.Allow(email, now); !ok {
+	if ok, wait := h.admitSignIn(email, ip, pair, now); !ok {
+		// Refused before the password is checked: the answer is the
+		// same whether it was right or not.
+		h.log.InfoContext(r.Context(), "dashboard sign-in refused: too many failures", "client_ip", ip)
+		w.Header().Set("Retry-After", strconv.Itoa(max(int(math.Ceil(wait.Seconds())), 1)))
 		return h.renderLogin(w, r, http.StatusTooManyRequests, email, tooMany(wait))
 	}
 	u, err := h.db.UserByEmail(r.Context(), email)
@@ -219,6 +223,8 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 		h.log.InfoContext(r.Context(), "dashboard sign-in failed", "client_ip", ip)
 		return h.renderLogin(w, r, http.StatusUnauthorized, email, "The e-mail address or password is wrong.")
 	}
+	h.cfg.SignInsPerAddress.Reset(pair)
+	h.cfg.KnownAddresses.Mark(pair, now)
 	token := randomToken()
 	if err := h.db.CreateSession(r.Context(), tokenHash(token), u.ID, randomToken(), now.Add(h.cfg.SessionTTL)); err != nil {
 		return err
@@ -231,8 +237,45 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// admitSignIn applies the sign-in limits of an e-mail from a client address
+// (pair is the two together), in this order:
+//
+//  1. FailedLoginsPerIP: the address's failures, whatever the e-mail;
+//  2. FailedLoginsPerEmail: the e-mail's failures from every address,
+//     which an address the e-mail signed in from lately (KnownAddresses)
+//     passes;
+//  3. SignInsPerAddress: the e-mail's attempts from this address, counted
+//     here, so that attempts sent at once cannot pass together.
+//
+// An attacker's failures thus delay only the attacker's own address, not
+// the user signing in from another. It reports how long to wait when the
+// attempt may not be made.
+func (h *Handler) admitSignIn(email, ip, pair string, now time.Time) (bool, time.Duration) {
+	if ok, wait := h.cfg.FailedLoginsPerIP.Allow(ip, now); !ok {
+		return false, wait
+	}
+	if ok, wait := h.cfg.FailedLoginsPerEmail.Allow(email, now); !ok && !h.cfg.KnownAddresses.Recent(pair, now) {
+		return false, wait
+	}
+	return h.cfg.SignInsPerAddress.Attempt(pair, now)
+}
+
+// tooMany is the message of a refused sign-in: how long to wait, in whole
+// seconds under a minute, else in minutes (rounded up).
 func tooMany(wait time.Duration) string {
-	return fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", int(wait.Minutes())+1)
+	if s := int(math.Ceil(wait.Seconds())); s < 60 {
+		unit := "seconds"
+		if s <= 1 {
+			s, unit = 1, "second"
+		}
+		return fmt.Sprintf("Too many failed sign-ins. Try again in %d %s.", s, unit)
+	}
+	m := int(math.Ceil(wait.Minutes()))
+	unit := "minutes"
+	if m == 1 {
+		unit = "minute"
+	}
+	return fmt.Sprintf("Too many failed sign-ins. Try again in %d %s.", m, unit)
 }
 
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request, s *store.Session) error {
