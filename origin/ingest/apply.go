@@ -37,9 +37,9 @@ const (
 // dead row versions that every later lookup of the agent walks.
 func (im *Importer) applyBatch(ctx context.Context, siteID string, batch []*reaxml.Listing, agents map[string]int64, res *Result) error {
 	var counts Counts
-	var errs []ListingError
+	var errs, withoutMedia []ListingError
 	err := im.db.InTx(ctx, func(tx pgx.Tx) error {
-		counts, errs = Counts{}, nil
+		counts, errs, withoutMedia = Counts{}, nil, nil
 		// Imports into one site take turns, so two feeds racing cannot both
 		// create the same listing.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7))`, siteID); err != nil {
@@ -51,7 +51,7 @@ func (im *Importer) applyBatch(ctx context.Context, siteID string, batch []*reax
 			if err != nil {
 				return err
 			}
-			out, err := applyListing(ctx, sp, siteID, l, agents)
+			out, sk, err := applyListing(ctx, sp, siteID, l, agents)
 			if err != nil {
 				_ = sp.Rollback(ctx)
 				var pgErr *pgconn.PgError
@@ -65,6 +65,9 @@ func (im *Importer) applyBatch(ctx context.Context, siteID string, batch []*reax
 			}
 			if err := sp.Commit(ctx); err != nil {
 				return err
+			}
+			if msg := sk.message(); msg != "" {
+				withoutMedia = append(withoutMedia, ListingError{ListingID: id, Line: l.Line, Message: msg})
 			}
 			switch out {
 			case created:
@@ -99,6 +102,9 @@ func (im *Importer) applyBatch(ctx context.Context, siteID string, batch []*reax
 	for _, e := range errs {
 		res.addError(e.ListingID, e.Line, e.Message)
 	}
+	for _, e := range withoutMedia {
+		res.addSkipped(e)
+	}
 	return nil
 }
 
@@ -116,11 +122,13 @@ type stored struct {
 	mod    *pgtype.Timestamptz
 }
 
-// applyListing applies one record inside a savepoint.
-func applyListing(ctx context.Context, tx pgx.Tx, siteID string, l *reaxml.Listing, agents map[string]int64) (outcome, error) {
+// applyListing applies one record inside a savepoint. It reports the
+// parts it left out (media whose URL clients may not be given): the
+// listing is applied without them.
+func applyListing(ctx context.Context, tx pgx.Tx, siteID string, l *reaxml.Listing, agents map[string]int64) (outcome, skips, error) {
 	rec, err := newRecord(l)
 	if err != nil {
-		return 0, &recordError{err.Error()}
+		return 0, nil, &recordError{err.Error()}
 	}
 	var s stored
 	var modTime pgtype.Timestamptz
@@ -129,33 +137,33 @@ func applyListing(ctx context.Context, tx pgx.Tx, siteID string, l *reaxml.Listi
 		siteID, l.AgentID, l.UniqueID).Scan(&s.ref, &s.status, &s.doc, &s.hash, &modTime)
 	exists := err == nil
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return 0, err
+		return 0, nil, err
 	}
 	if exists && modTime.Valid {
 		s.mod = &modTime
 	}
 
 	if !exists && l.Status == reaxml.StatusDeleted {
-		return skipped, nil // nothing to delete
+		return skipped, nil, nil // nothing to delete
 	}
 	if exists {
 		if s.mod != nil && !l.ModTime.IsZero() && l.ModTime.Before(s.mod.Time) {
-			return skipped, nil
+			return skipped, nil, nil
 		}
 		if bytes.Equal(s.hash, rec.hash) || (l.Status == reaxml.StatusDeleted && s.status == string(reaxml.StatusDeleted)) {
-			return unchanged, nil
+			return unchanged, nil, nil
 		}
 	}
 
 	doc := rec.doc
 	if exists {
 		if doc, err = merge(s.doc, rec.doc); err != nil {
-			return 0, &recordError{err.Error()}
+			return 0, nil, &recordError{err.Error()}
 		}
 	}
 	merged, docJSON, err := decodeDoc(doc)
 	if err != nil {
-		return 0, &recordError{"merge: " + err.Error()}
+		return 0, nil, &recordError{"merge: " + err.Error()}
 	}
 	c := columnsOf(merged)
 	var feedMod any
@@ -183,29 +191,32 @@ func applyListing(ctx context.Context, tx pgx.Tx, siteID string, l *reaxml.Listi
 			docJSON, feedMod, rec.hash, c.searchAddress, c.priceShown).Scan(&s.ref)
 	}
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	if err := applyParts(ctx, tx, siteID, s.ref, l, agents); err != nil {
-		return 0, err
+	sk, err := applyParts(ctx, tx, siteID, s.ref, l, agents)
+	if err != nil {
+		return 0, nil, err
 	}
 	switch {
 	case !exists:
-		return created, nil
+		return created, sk, nil
 	case l.Status == reaxml.StatusDeleted:
-		return deleted, nil
+		return deleted, sk, nil
 	default:
-		return updated, nil
+		return updated, sk, nil
 	}
 }
 
 // applyParts brings the listing's agents, media and inspections in line with
-// the record, for each part the record mentions.
-func applyParts(ctx context.Context, tx pgx.Tx, siteID string, ref int64, l *reaxml.Listing, agents map[string]int64) error {
+// the record, for each part the record mentions. It reports the media it
+// left out.
+func applyParts(ctx context.Context, tx pgx.Tx, siteID string, ref int64, l *reaxml.Listing, agents map[string]int64) (skips, error) {
 	b := &pgx.Batch{}
+	var sk skips
 	if l.Agents != nil {
-		ids, err := upsertAgents(ctx, tx, siteID, l.Agents, agents)
+		ids, err := upsertAgents(ctx, tx, siteID, l.Agents, agents, &sk)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		b.Queue(`DELETE FROM listing_agents WHERE site_id = $1 AND listing_ref = $2`, siteID, ref)
 		for i, id := range ids {
@@ -214,13 +225,13 @@ func applyParts(ctx context.Context, tx pgx.Tx, siteID string, ref int64, l *rea
 		}
 	}
 	if l.Media != nil {
-		queueMedia(b, siteID, ref, l)
+		queueMedia(b, siteID, ref, l, &sk)
 	}
 	if l.VideoLinks != nil {
-		queueLinks(b, siteID, ref, "video", l.VideoLinks, l)
+		queueLinks(b, siteID, ref, "video", "videoLink", l.VideoLinks, l, &sk)
 	}
 	if l.ExternalLinks != nil {
-		queueLinks(b, siteID, ref, "link", l.ExternalLinks, l)
+		queueLinks(b, siteID, ref, "link", "externalLink", l.ExternalLinks, l, &sk)
 	}
 	if l.Inspections != nil {
 		b.Queue(`DELETE FROM inspections WHERE site_id = $1 AND listing_ref = $2`, siteID, ref)
@@ -239,16 +250,17 @@ func applyParts(ctx context.Context, tx pgx.Tx, siteID string, ref int64, l *rea
 		}
 	}
 	if b.Len() == 0 {
-		return nil
+		return sk, nil
 	}
-	return tx.SendBatch(ctx, b).Close()
+	return sk, tx.SendBatch(ctx, b).Close()
 }
 
 // upsertAgents stores the listing's agents (known by e-mail within the site,
 // or by name when there is no e-mail) and returns their ids in order, at
 // most four, without repeats. cache holds the ids this batch already
-// upserted.
-func upsertAgents(ctx context.Context, tx pgx.Tx, siteID string, list []reaxml.Agent, cache map[string]int64) ([]int64, error) {
+// upserted. A photo or social link that is not a URL clients may be given
+// (checkURL) is left out, noted in sk; the agent keeps the one it had.
+func upsertAgents(ctx context.Context, tx pgx.Tx, siteID string, list []reaxml.Agent, cache map[string]int64, sk *skips) ([]int64, error) {
 	var ids []int64
 	seen := map[int64]bool{}
 	for _, a := range list {
@@ -266,10 +278,16 @@ func upsertAgents(ctx context.Context, tx pgx.Tx, siteID string, list []reaxml.A
 		if !ok {
 			mobile, office, ah := phones(a.Phones)
 			links := map[string]string{}
-			for k, v := range map[string]string{"twitter": a.TwitterURL, "facebook": a.FacebookURL, "linkedin": a.LinkedInURL} {
-				if v != "" {
-					links[k] = v
+			for _, l := range []struct{ name, url string }{
+				{"twitter", a.TwitterURL}, {"facebook", a.FacebookURL}, {"linkedin", a.LinkedInURL},
+			} {
+				if v := strings.TrimSpace(l.url); v != "" && sk.url("agent "+cut(name, 40)+" "+l.name+" link", v) {
+					links[l.name] = v
 				}
+			}
+			photo := strings.TrimSpace(a.PhotoURL)
+			if photo != "" && !sk.url("agent "+cut(name, 40)+" photo", photo) {
+				photo = ""
 			}
 			err := tx.QueryRow(ctx, `INSERT INTO agents AS a (site_id, name, email, phone_mobile, phone_office, phone_ah, photo_url, links)
 				VALUES ($1, $2, nullif($3, ''), nullif($4, ''), nullif($5, ''), nullif($6, ''), nullif($7, ''), $8)
@@ -282,7 +300,7 @@ func upsertAgents(ctx context.Context, tx pgx.Tx, siteID string, list []reaxml.A
 					links = a.links || excluded.links,
 					updated_at = now()
 				RETURNING id`,
-				siteID, name, email, mobile, office, ah, a.PhotoURL, links).Scan(&id)
+				siteID, name, email, mobile, office, ah, photo, links).Scan(&id)
 			if err != nil {
 				return nil, err
 			}

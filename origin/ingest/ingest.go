@@ -2,7 +2,9 @@
 // batches, each listing in its own savepoint, so one bad listing does not
 // fail the others; a record older than the stored modTime is skipped; a
 // partial record leaves what it omits as it was; agents, media slots and
-// inspections follow the record; and every batch that changed something
+// inspections follow the record (a media URL clients may not be given —
+// anything but absolute http or https with a host — is left out, and the
+// listing reported, stored without it); and every batch that changed something
 // writes the site's content-changed event to the outbox in the same
 // transaction, so the edges drop their cached pages once it commits.
 package ingest
@@ -144,6 +146,14 @@ func (r *Result) addError(id string, line int, msg string) {
 	r.Counts.Errors++
 	if len(r.Errors) < MaxErrors {
 		r.Errors = append(r.Errors, ListingError{ListingID: id, Line: line, Message: msg})
+	}
+}
+
+// addSkipped lists (within MaxErrors) a listing that was stored without
+// some of its media; the listing is counted by what happened to it.
+func (r *Result) addSkipped(e ListingError) {
+	if len(r.Errors) < MaxErrors {
+		r.Errors = append(r.Errors, e)
 	}
 }
 

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,22 +26,31 @@ func mediaKind(m reaxml.Media) (kind, slot string) {
 }
 
 // queueMedia upserts the record's media slots and deletes the slots it
-// clears. Slots the record does not mention stay. A slot's modified_at is
-// its own modTime when the feed gives one; otherwise it changes only when
-// the URL does, so clients can skip downloads of unchanged images.
-func queueMedia(b *pgx.Batch, siteID string, ref int64, l *reaxml.Listing) {
+// clears. Slots the record does not mention stay, and so does a slot whose
+// URL is not one clients may be given (checkURL): it is skipped and noted
+// in sk. A slot's modified_at is its own modTime when the feed gives one;
+// otherwise it changes only when the URL does, so clients can skip
+// downloads of unchanged images.
+func queueMedia(b *pgx.Batch, siteID string, ref int64, l *reaxml.Listing, sk *skips) {
 	for i, m := range l.Media {
 		kind, slot := mediaKind(m)
 		if m.Slot == "" {
 			slot = kind + "-" + strconv.Itoa(i+1)
 		}
-		url := m.URL
+		url := strings.TrimSpace(m.URL)
 		if url == "" {
-			url = m.File
+			url = strings.TrimSpace(m.File)
 		}
 		if m.Delete || url == "" {
 			b.Queue(`DELETE FROM media WHERE site_id = $1 AND listing_ref = $2 AND kind = $3 AND slot = $4`,
 				siteID, ref, kind, slot)
+			continue
+		}
+		what := string(m.Kind) + " " + m.Slot
+		if strings.TrimSpace(m.URL) == "" {
+			what += " file" // a file shipped beside the feed, not hosted here
+		}
+		if !sk.url(what, url) {
 			continue
 		}
 		queueSlot(b, siteID, ref, kind, slot, url, m.Format, i+1, m.ModTime, l.ModTime)
@@ -48,11 +58,14 @@ func queueMedia(b *pgx.Batch, siteID string, ref int64, l *reaxml.Listing) {
 }
 
 // queueLinks replaces a listing's video or link slots ("1", "2", …) with the
-// record's list.
-func queueLinks(b *pgx.Batch, siteID string, ref int64, kind string, urls []string, l *reaxml.Listing) {
+// record's list. A link that is not a URL clients may be given (checkURL)
+// is left out like an empty one, and noted in sk as what (videoLink or
+// externalLink) and its place.
+func queueLinks(b *pgx.Batch, siteID string, ref int64, kind, what string, urls []string, l *reaxml.Listing, sk *skips) {
 	slots := make([]string, 0, len(urls))
 	for i, u := range urls {
-		if u == "" {
+		u = strings.TrimSpace(u)
+		if u == "" || !sk.url(what+" "+strconv.Itoa(i+1), u) {
 			continue
 		}
 		slot := strconv.Itoa(i + 1)

@@ -13,11 +13,14 @@ type Counts struct {
 	// Skipped: records older than the stored modTime, and deletes of
 	// listings the site never had.
 	Skipped int `json:"skipped"`
-	// Errors: listings that could not be read or stored.
+	// Errors: listings that could not be read or stored. The counts add up
+	// to the feed's listings.
 	Errors int `json:"errors"`
 }
 
-// ListingError is one listing that could not be imported.
+// ListingError is one listing that could not be imported, or that was
+// imported without the media objects its message names (a URL that is not
+// absolute http or https with a host).
 type ListingError struct {
 	// ListingID is "AGENTID:UNIQUEID" when the feed gave them.
 	ListingID string `json:"listing_id"`
@@ -25,11 +28,15 @@ type ListingError struct {
 	Message   string `json:"message"`
 }
 
-// MaxErrors bounds Result.Errors; Counts.Errors still counts every one.
+// MaxErrors bounds Result.Errors; Counts.Errors still counts every listing
+// that could not be imported.
 const MaxErrors = 1000
 
 // Result is what Import reports.
 type Result struct {
-	Counts Counts         `json:"counts"`
+	Counts Counts `json:"counts"`
+	// Errors lists the listings that could not be imported (Counts.Errors)
+	// and those stored without some of their media, whose message begins
+	// "listing imported without ".
 	Errors []ListingError `json:"errors"`
 }
