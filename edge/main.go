@@ -55,6 +55,18 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})).With("service", "edge")
 
+	// The port is taken first, so a busy one fails at once; then the
+	// origin is asked whether it takes our token. Requests wait in the
+	// listen backlog for the moment the rest takes to build.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close()
+	if err := checkOrigin(cfg, 5*time.Second); err != nil {
+		return err
+	}
+
 	introspect, err := keycache.OriginIntrospector(cfg.OriginURL, cfg.InternalToken, 0)
 	if err != nil {
 		return err
@@ -99,9 +111,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	registerCacheMetrics(keys, cache)
-	if _, err := followEvents(ctx, cfg, keys, cache, log); err != nil {
+	stream, err := followEvents(ctx, cfg, keys, cache, log)
+	if err != nil {
 		return err
 	}
+	gw.SetSynced(stream.Connected)
 
 	srv := &fasthttp.Server{
 		Handler:            gw.Handler,
@@ -127,10 +141,6 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		DisableHeaderNamesNormalizing: false,
 		CloseOnShutdown:               true,
 		Logger:                        slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
 	}
 	log.Info("edge listening", "addr", ln.Addr().String(), "origin", cfg.OriginURL, "redis", cfg.RedisURL != "")
 	errc := make(chan error, 1)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"regexp"
 	"testing"
@@ -84,4 +85,53 @@ func TestDevStopsTheEdgeFirst(t *testing.T) {
 	if counted < reads {
 		t.Errorf("usage counted %d requests of the %d made through the edge before Ctrl-C:\n%s", counted, reads, logs.String())
 	}
+}
+
+// `make run` works at every log level: it waits for the edge's port, not
+// for a log line that a quieter level leaves out.
+func TestDevAtWarnLevel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the edge")
+	}
+	bins, err := devproc.Build(t.TempDir(), devproc.Edge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edgeAddr := ln.Addr().String()
+	ln.Close()
+	t.Setenv("LISTGATE_LOG_LEVEL", "warn") // the edge's, inherited
+	vars := map[string]string{"LISTGATE_DATABASE_URL": storetest.URL(t), "LISTGATE_LOG_LEVEL": "warn",
+		"LISTGATE_ORIGIN_ADDR": "127.0.0.1:0", "LISTGATE_EDGE_ADDR": edgeAddr}
+	var out, logs syncBuffer
+	e := &env{stdout: &out, stderr: &logs, getenv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cmdDev(ctx, []string{"--edge", bins[0]}, e) }()
+	banner := regexp.MustCompile(`edge +(\S+)`)
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		if m := banner.FindStringSubmatch(out.String()); m != nil {
+			if m[1] != "http://"+edgeAddr {
+				t.Fatalf("edge %s at log level warn:\n%s", m[1], out.String())
+			}
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("origin dev ended: %v\n%s", err, logs.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner within 2 minutes:\n%s\n%s", out.String(), logs.String())
+		}
+	}
+	if resp, err := http.Get("http://" + edgeAddr + "/healthz"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("edge healthz: %v", err)
+	}
+	cancel()
+	<-done
 }

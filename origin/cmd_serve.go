@@ -123,11 +123,12 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("origin listening", "addr", ln.Addr().String())
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	if ready != nil {
+		// Serving already: what ready starts (the edge, in dev) may ask.
+		ready(ln.Addr().String())
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -234,10 +235,11 @@ func cmdDev(ctx context.Context, args []string, e *env) error {
 	}()
 	return serve(serveCtx, cfg, false, e, func(addr string) {
 		edgeAddr, _ := get("LISTGATE_EDGE_ADDR")
-		p, err := startEdge(*edgeBin, []string{
+		edgeAddr = cmp.Or(edgeAddr, "127.0.0.1:8080")
+		p, err := startEdge(*edgeBin, edgeAddr, []string{
 			"LISTGATE_INTERNAL_TOKEN=" + cfg.InternalToken,
 			"LISTGATE_ORIGIN_URL=http://" + addr,
-			"LISTGATE_EDGE_ADDR=" + cmp.Or(edgeAddr, "127.0.0.1:8080"),
+			"LISTGATE_EDGE_ADDR=" + edgeAddr,
 		}, e.stderr)
 		mu.Lock()
 		edge = p

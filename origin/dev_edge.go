@@ -12,8 +12,9 @@ import (
 )
 
 // startEdge runs the edge binary (bin, or edge beside this binary, or edge
-// on PATH) with env, passes its log to logs, and waits for it to listen.
-func startEdge(bin string, env []string, logs io.Writer) (*devproc.Process, error) {
+// on PATH) with env, passes its log to logs, and waits for it to listen on
+// addr (at any log level).
+func startEdge(bin, addr string, env []string, logs io.Writer) (*devproc.Process, error) {
 	if bin == "" {
 		if self, err := os.Executable(); err == nil {
 			if p := filepath.Join(filepath.Dir(self), "edge"); isFile(p) {
@@ -28,7 +29,7 @@ func startEdge(bin string, env []string, logs io.Writer) (*devproc.Process, erro
 		}
 		bin = p
 	}
-	return devproc.Start(bin, devproc.Options{Env: env, Log: logs, DeathSignal: syscall.SIGTERM})
+	return devproc.Start(bin, devproc.Options{Env: env, Log: logs, Addr: addr, DeathSignal: syscall.SIGTERM})
 }
 
 func isFile(p string) bool {

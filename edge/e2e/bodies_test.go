@@ -214,3 +214,35 @@ func TestFeedUploadStreamsThroughEdge(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// A refused request with a small body leaves its connection usable: the
+// next request on it is answered (clients reuse it, as the 4xx said
+// nothing of closing).
+func TestRefusedSmallBodyKeepsConnection(t *testing.T) {
+	s := newSystem(t)
+	edge := s.startEdge(edgeOpts{})
+	site := s.site("enterprise")
+	readOnly := s.key(site, "listings:read")
+	leadKey := s.key(site, "leads:write")
+	lead := `{"name":"Sam","email":"sam@example.com"}`
+	req := func(key string) string {
+		return "POST /v1/leads HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer " + key +
+			"\r\nContent-Type: application/json\r\nContent-Length: " + fmt.Sprint(len(lead)) + "\r\n\r\n" + lead
+	}
+	answers, _, _ := exchange(t, edge.addr, req(readOnly.Key)+req("lgk_nope")+req(leadKey.Key), 3, "POST")
+	for i, want := range []int{403, 401, 201} {
+		if answers[i].StatusCode != want {
+			t.Errorf("answer %d: %d, want %d", i, answers[i].StatusCode, want)
+		}
+	}
+	// A large one ends the connection, and says so.
+	st, _, _ := sendBody(t, edge.addr, "POST /v1/leads HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer "+readOnly.Key+
+		"\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n", 60000)
+	if st != 403 {
+		t.Errorf("large refused body: %d", st)
+	}
+	answers, _, _ = exchange(t, edge.addr, "POST /v1/leads HTTP/1.1\r\nHost: edge\r\nContent-Length: 200000\r\n\r\n"+strings.Repeat("x", 9000), 1, "POST")
+	if !answers[0].Close { // net/http reads "Connection: Close" into Close
+		t.Errorf("unread large body: the answer does not say the connection closes: %v", answers[0].Header)
+	}
+}

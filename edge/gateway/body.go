@@ -107,15 +107,29 @@ const (
 	lingerTime  = 2 * time.Second
 )
 
-// closeUnread ends a connection whose request body was left unread: a
-// lingering close after the answer, or a plain close when the client asked
-// for one (fasthttp then runs no hijack handler).
-func closeUnread(ctx *fasthttp.RequestCtx) {
+// endUnreadBody deals with a body the request path did not read (it
+// refused the request first). A small one (at most drainLimit bytes, most
+// often already read ahead with the header) is read and dropped, and the
+// connection goes on. A larger one ends the connection: the answer says
+// "Connection: Close" and a lingering close follows it. (fasthttp closes
+// at once, running no hijack, on the lower-case "close" it knows; the
+// token is case-insensitive, so clients read "Close" the same.)
+func endUnreadBody(ctx *fasthttp.RequestCtx) {
+	if n := ctx.Request.Header.ContentLength(); n >= 0 && n <= drainLimit {
+		if _, err := io.Copy(io.Discard, ctx.RequestBodyStream()); err == nil {
+			ctx.Request.CloseBodyStream()
+			return
+		}
+	}
 	if ctx.Request.Header.ConnectionClose() {
 		return
 	}
+	ctx.Response.Header.Set(fasthttp.HeaderConnection, "Close")
 	ctx.Hijack(lingerClose)
 }
+
+// drainLimit is the largest unread body dropped to keep a connection.
+const drainLimit = 64 << 10
 
 func lingerClose(c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(lingerTime))

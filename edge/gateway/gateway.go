@@ -104,6 +104,8 @@ type Gateway struct {
 	metrics  *gatewayMetrics
 	cache    *respcache.Cache
 	ready    readiness
+	// synced reports whether the event stream is followed (SetSynced).
+	synced atomic.Pointer[func() bool]
 	// uploads holds a token per feed upload streaming now.
 	uploads chan struct{}
 	// authFails counts failed authentications per client address;
@@ -216,7 +218,8 @@ func New(cfg Config) (*Gateway, error) {
 var errMethodNotAllowed = apierror.New(apierror.CodeMethodNotAllowed, "")
 
 // Handler is the root handler: one parse of the request target, then the
-// router, behind a panic guard. A body left unread closes the connection.
+// router, behind a panic guard. A body left unread is dropped, or ends the
+// connection (endUnreadBody).
 func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -224,7 +227,7 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 			writeError(ctx, errInternal)
 		}
 		if ctx.RequestBodyStream() != nil && hasBody(&ctx.Request.Header) {
-			closeUnread(ctx)
+			endUnreadBody(ctx)
 		}
 	}()
 	if e := canonicalTarget(ctx); e != nil {

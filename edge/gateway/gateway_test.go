@@ -225,3 +225,24 @@ func mustAppendKey(tb testing.TB, c *respcache.Cache, site, path, query []byte) 
 	}
 	return k
 }
+
+// Until the edge follows the origin's event stream it is not ready: its
+// caches could serve revoked keys and old pages.
+func TestNotReadyUntilSynced(t *testing.T) {
+	g, _ := newTestGateway(t, mustKey(t), 0)
+	synced := false
+	g.SetSynced(func() bool { return synced })
+	ctx := request("GET", "/readyz", nil)
+	g.Handler(ctx)
+	if ctx.Response.StatusCode() != 503 || !bytes.Contains(ctx.Response.Body(), []byte("event stream")) ||
+		len(ctx.Response.Header.Peek("Retry-After")) == 0 {
+		t.Errorf("not synced: %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+	synced = true
+	ctx = request("GET", "/readyz", nil)
+	g.Handler(ctx)
+	// Synced, it asks the origin, which this gateway cannot reach.
+	if ctx.Response.StatusCode() != 503 || bytes.Contains(ctx.Response.Body(), []byte("event stream")) {
+		t.Errorf("synced: %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -28,7 +30,12 @@ type Options struct {
 	Args []string
 	// Log, when not nil, receives each log line as it comes.
 	Log io.Writer
-	// StartTimeout bounds the wait for the listening line. Default 30 s.
+	// Addr, when it names a port (not :0), is where the process will
+	// listen: Start then waits until it answers HTTP there, whatever the
+	// process logs (a quieter log level leaves out the
+	// listening line). Otherwise Start waits for the listening line.
+	Addr string
+	// StartTimeout bounds the wait for the process to listen. Default 30 s.
 	StartTimeout time.Duration
 	// DeathSignal reaches the child if this process dies. Default SIGKILL.
 	DeathSignal syscall.Signal
@@ -45,8 +52,9 @@ type Process struct {
 	log  bytes.Buffer
 }
 
-// Start runs bin and waits for the first JSON log line whose msg ends in
-// "listening" and that carries an addr.
+// Start runs bin and waits until it listens: until it answers HTTP at
+// Options.Addr, or, without an Addr, for the first JSON log line whose msg
+// ends in "listening" and that carries an addr.
 func Start(bin string, opts Options) (*Process, error) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 30 * time.Second
@@ -92,6 +100,9 @@ func Start(bin string, opts Options) (*Process, error) {
 	// Wait closes the pipe: only once every line has been read, or the
 	// last ones (the shutdown's) could be lost.
 	go func() { <-scanned; p.cmd.Wait(); close(p.done) }()
+	if _, port, err := net.SplitHostPort(opts.Addr); err == nil && port != "0" {
+		go awaitPort(opts.Addr, addrc, p.done)
+	}
 	select {
 	case p.Addr = <-addrc:
 		return p, nil
@@ -100,6 +111,28 @@ func Start(bin string, opts Options) (*Process, error) {
 	case <-time.After(opts.StartTimeout):
 		p.Stop()
 		return nil, errors.New(bin + " did not start in time")
+	}
+}
+
+// awaitPort sends addr once the process answers HTTP there (GET /healthz,
+// any status: a bound port alone may not be served yet), trying every
+// 20 ms until done is closed.
+func awaitPort(addr string, addrc chan<- string, done <-chan struct{}) {
+	c := &http.Client{Timeout: time.Second}
+	for {
+		if resp, err := c.Get("http://" + addr + "/healthz"); err == nil {
+			resp.Body.Close()
+			select {
+			case addrc <- addr:
+			default:
+			}
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 
