@@ -65,9 +65,17 @@ const migrateLock = 0x4c47_4d49_4752 // "LGMIGR"
 // applied migration's text differs from the embedded one, or when the
 // database is newer than this binary.
 func (db *DB) Migrate(ctx context.Context) ([]Migration, error) {
+	return db.migrate(ctx, 0)
+}
+
+// migrate applies the migrations up to version upTo (0: all of them).
+func (db *DB) migrate(ctx context.Context, upTo int) ([]Migration, error) {
 	ms, err := Migrations()
 	if err != nil {
 		return nil, err
+	}
+	if upTo > 0 && upTo < len(ms) {
+		ms = ms[:upTo]
 	}
 	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
