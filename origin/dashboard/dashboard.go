@@ -158,8 +158,10 @@ func New(cfg Config) (*Handler, error) {
 	return &Handler{cfg: cfg, db: cfg.DB, log: cfg.Log, pages: pages}, nil
 }
 
-// Mount registers the dashboard's routes.
-func (h *Handler) Mount(handle func(pattern string, hf api.HandlerFunc)) {
+// Mount registers the dashboard's routes. Each answers a request that came
+// over HTTPS with Strict-Transport-Security (see hsts).
+func (h *Handler) Mount(mount func(pattern string, hf api.HandlerFunc)) {
+	handle := func(pattern string, hf api.HandlerFunc) { mount(pattern, hsts(hf)) }
 	handle("GET "+Prefix+"/static/{file}", h.static)
 	handle("GET "+Prefix+"/login", h.public(h.loginForm))
 	handle("POST "+Prefix+"/login", h.public(h.login))
@@ -184,6 +186,23 @@ func (h *Handler) Mount(handle func(pattern string, hf api.HandlerFunc)) {
 	handle("POST "+Prefix+"/sites/{site}/clients/{client}/revoke", h.signedIn(h.revokeClient))
 	handle("GET "+Prefix+"/pairing", h.signedIn(h.pairingForm))
 	handle("POST "+Prefix+"/pairing", h.signedIn(h.decidePairing))
+}
+
+// hstsValue is the dashboard's Strict-Transport-Security: browsers that
+// saw it over HTTPS use only HTTPS for the host for a year.
+const hstsValue = "max-age=31536000"
+
+// hsts sends Strict-Transport-Security on every response of hf to a request
+// that came over HTTPS (isSecure), and never over plain HTTP (RFC 6797
+// §7.2: browsers ignore it there, and it would promise what a plain-HTTP
+// development origin cannot keep).
+func hsts(hf api.HandlerFunc) api.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if isSecure(r) {
+			w.Header().Set("Strict-Transport-Security", hstsValue)
+		}
+		return hf(w, r)
+	}
 }
 
 // pageError is an error page to show: a status and a message for people.

@@ -71,7 +71,8 @@ func newFixture(tb testing.TB) *fixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f.srv = httptest.NewServer(api.New(api.Config{DB: db, Log: quiet, Mounts: []api.Mounter{ph, dash}}).Handler())
+	f.srv = httptest.NewServer(api.New(api.Config{DB: db, Log: quiet, InternalToken: internalToken,
+		Mounts: []api.Mounter{ph, dash}}).Handler())
 	tb.Cleanup(f.srv.Close)
 	return f
 }
@@ -246,9 +247,10 @@ func TestCookiesAndHeaders(t *testing.T) {
 		t.Fatal("the session is not stored by its token's hash")
 	}
 
-	// Behind TLS the cookie is __Host- and Secure.
+	// Behind TLS at the edge the cookie is __Host- and Secure.
 	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/dashboard/login", nil)
 	req.Header.Set("X-Forwarded-Proto", "https")
+	req.Header.Set(api.HeaderInternalToken, internalToken)
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -62,10 +62,12 @@ var dummyHash = sync.OnceValue(func() []byte {
 	return b
 })
 
-// isSecure reports whether the browser reached us over HTTPS (directly, or
-// through a TLS-terminating proxy that says so).
+// isSecure reports whether the browser reached us over HTTPS: TLS at the
+// origin, or the edge (a request with the internal token) saying
+// X-Forwarded-Proto: https. Anyone else's X-Forwarded-Proto is ignored.
 func isSecure(r *http.Request) bool {
-	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+	return r.TLS != nil ||
+		api.FromEdge(r.Context()) && strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Forwarded-Proto")), "https")
 }
 
 func cookieName(r *http.Request, base string) string {
