@@ -118,3 +118,91 @@ func TestMigrationDropsUnservableMediaURLs(t *testing.T) {
 		t.Errorf("content_changed events for %v, want only %s", changed, site)
 	}
 }
+
+// Migration 10: lead and media ids made afterwards come from a keyed
+// permutation of private counters, in [2^52, 2^53): they neither collide
+// nor tell how many were made; ids made before stay.
+func TestMigrationScramblesNewLeadAndMediaIDs(t *testing.T) {
+	ctx := context.Background()
+	db := mustOpenAt(t, 9)
+	site := mustSite(t, db, "starter")
+	var ref int64
+	if err := db.Pool.QueryRow(ctx, `INSERT INTO listings (site_id, agency_id, unique_id, type, status, doc)
+		VALUES ($1, 'AG', 'L1', 'residential', 'current', '{}') RETURNING ref`, site.ID).Scan(&ref); err != nil {
+		t.Fatal(err)
+	}
+	insertLead := `INSERT INTO leads (site_id, type, priority, name, email) VALUES ($1, 'general', 'warm', 'Ann', 'ann@example.com') RETURNING id`
+	insertMedia := `INSERT INTO media (site_id, listing_ref, kind, slot, url, position) VALUES ($1, $2, 'image', $3, 'https://cdn.example/a.jpg', 1) RETURNING id`
+	var oldLead, oldMedia int64
+	if err := db.Pool.QueryRow(ctx, insertLead, site.ID).Scan(&oldLead); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Pool.QueryRow(ctx, insertMedia, site.ID, ref, "old").Scan(&oldMedia); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	const lo, hi = int64(1) << 52, int64(1) << 53
+	check := func(what string, ids []int64) {
+		t.Helper()
+		seen := map[int64]bool{}
+		steps := map[int64]bool{}
+		for i, id := range ids {
+			if id < lo || id >= hi || seen[id] {
+				t.Fatalf("%s %d: id %d out of [2^52, 2^53) or repeated", what, i, id)
+			}
+			seen[id] = true
+			if i > 0 {
+				steps[id-ids[i-1]] = true
+			}
+		}
+		// A sequence, however offset or strided, has one step.
+		if len(steps) < len(ids)-2 {
+			t.Errorf("%s ids %v step evenly", what, ids)
+		}
+	}
+	var leads, media []int64
+	for i := range 50 {
+		var l, m int64
+		if err := db.Pool.QueryRow(ctx, insertLead, site.ID).Scan(&l); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Pool.QueryRow(ctx, insertMedia, site.ID, ref, fmt.Sprint(i)).Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		leads, media = append(leads, l), append(media, m)
+	}
+	check("lead", leads)
+	check("media", media)
+	var n int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM leads WHERE id = $1`, oldLead).Scan(&n); err != nil || n != 1 {
+		t.Errorf("the old lead %d is gone (%d, %v)", oldLead, n, err)
+	}
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM media WHERE id = $1`, oldMedia).Scan(&n); err != nil || n != 1 {
+		t.Errorf("the old media object %d is gone (%d, %v)", oldMedia, n, err)
+	}
+
+	// A permutation: 100,000 counters give as many distinct ids, all in
+	// range; counters past 2^52 are refused.
+	if err := db.Pool.QueryRow(ctx, `SELECT count(DISTINCT scramble_id(n)) FROM generate_series(0, 99999) n
+		WHERE scramble_id(n) >= $1 AND scramble_id(n) < $2`, lo, hi).Scan(&n); err != nil || n != 100000 {
+		t.Errorf("%d distinct ids in range of 100000 (%v)", n, err)
+	}
+	if _, err := db.Pool.Exec(ctx, `SELECT scramble_id($1)`, lo); err == nil {
+		t.Error("counter 2^52 accepted")
+	}
+	// Each database has its own key.
+	other := mustOpenAt(t, 10)
+	var a, b int64
+	if err := db.Pool.QueryRow(ctx, `SELECT scramble_id(12345)`).Scan(&a); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Pool.QueryRow(ctx, `SELECT scramble_id(12345)`).Scan(&b); err != nil {
+		t.Fatal(err)
+	}
+	if a == b {
+		t.Error("two databases scramble alike")
+	}
+}
