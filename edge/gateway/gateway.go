@@ -235,6 +235,7 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, e)
 		return
 	}
+	g.dropUntrustedProto(ctx)
 	g.router.Handler(ctx)
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -244,5 +245,22 @@ func TestNotReadyUntilSynced(t *testing.T) {
 	// Synced, it asks the origin, which this gateway cannot reach.
 	if ctx.Response.StatusCode() != 503 || bytes.Contains(ctx.Response.Body(), []byte("event stream")) {
 		t.Errorf("synced: %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+}
+
+// The origin believes X-Forwarded-Proto (HSTS, Secure cookies) on what the
+// edge forwards: only a trusted proxy's reaches it.
+func TestForwardedProtoOnlyFromTrustedProxies(t *testing.T) {
+	g, _ := newTestGateway(t, mustKey(t), 0)
+	ctx := request("GET", "/healthz", map[string]string{"X-Forwarded-Proto": "https"})
+	g.Handler(ctx)
+	if v := ctx.Request.Header.Peek("X-Forwarded-Proto"); len(v) != 0 {
+		t.Errorf("a client's X-Forwarded-Proto kept: %q", v)
+	}
+	g.cfg.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	ctx = request("GET", "/healthz", map[string]string{"X-Forwarded-Proto": "https"})
+	g.Handler(ctx)
+	if v := ctx.Request.Header.Peek("X-Forwarded-Proto"); string(v) != "https" {
+		t.Errorf("a trusted proxy's X-Forwarded-Proto dropped: %q", v)
 	}
 }
