@@ -26,7 +26,7 @@ var (
 	errUploadsBusy  = apierror.Unavailable(5, nil)
 	errNoBearer     = apierror.Unauthorized("missing access token")
 	errBodyRead     = apierror.New(apierror.CodeBadRequest, "request body could not be read")
-	errNoBodyWanted = apierror.PayloadTooLarge(0)
+	errNoBodyWanted = apierror.New(apierror.CodePayloadTooLarge, "this route takes no request body")
 )
 
 // tooLarge are the 413s of each route limit, built once.
