@@ -124,7 +124,28 @@ func (s *system) startEdge(o edgeOpts) *proc {
 		}
 		args = append(args, "--config", path)
 	}
-	return start(s.tb, "edge", bins.Edge, env, args...)
+	p := start(s.tb, "edge", bins.Edge, env, args...)
+	awaitReady(s.tb, p)
+	return p
+}
+
+// awaitReady waits, as a load balancer would, until the edge's /readyz
+// says it follows the origin's event stream: its first connection purges
+// the caches, and a test's burst should not race that.
+func awaitReady(tb testing.TB, p *proc) {
+	tb.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, err := client.Get(p.url() + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("edge not ready after 15 s: %v", err)
+		}
+	}
 }
 
 // newPublicSystem is newSystem with an edge at a fixed loopback address

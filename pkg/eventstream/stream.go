@@ -222,16 +222,18 @@ func (s *Stream) connect(ctx context.Context) (progressed bool, err error) {
 	}
 
 	metricConnects.Inc()
+	// A first connection cannot say what was missed: the caches are purged
+	// before the stream counts as connected, so Connected means synced.
+	if from == "" {
+		s.numValid = false
+		s.reset()
+	}
 	s.connected.Store(true)
 	metricConnected.Inc()
 	defer func() {
 		s.connected.Store(false)
 		metricConnected.Dec()
 	}()
-	if from == "" {
-		s.numValid = false
-		s.reset()
-	}
 	p := NewParser(&activityReader{r: resp.Body, idle: idle, timeout: s.opts.IdleTimeout}, s.opts.Limits)
 	defer func() {
 		if r, ok := p.Retry(); ok {
