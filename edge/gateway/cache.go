@@ -12,14 +12,15 @@ import (
 
 	"github.com/listgate/listgate/edge/keycache"
 	"github.com/listgate/listgate/edge/respcache"
+	"github.com/listgate/listgate/edge/target"
 	"github.com/listgate/listgate/pkg/apierror"
 )
 
 // queryErrors answer the queries the cache cannot key, as the origin
 // answers the same queries (422).
 var queryErrors = map[error]*apierror.Error{
-	respcache.ErrMalformedQuery: apierror.Validation(map[string]string{"query": "malformed query string"}),
-	respcache.ErrTooManyParams:  apierror.Validation(map[string]string{"query": "too many parameters"}),
+	target.ErrMalformedQuery: apierror.Validation(map[string]string{"query": "malformed query string"}),
+	target.ErrTooManyParams:  apierror.Validation(map[string]string{"query": "too many parameters"}),
 }
 
 var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}

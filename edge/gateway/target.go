@@ -1,10 +1,9 @@
 package gateway
 
 import (
-	"errors"
-
 	"github.com/valyala/fasthttp"
 
+	"github.com/listgate/listgate/edge/target"
 	"github.com/listgate/listgate/pkg/apierror"
 )
 
@@ -14,135 +13,25 @@ import (
 var errAmbiguousPath = apierror.New(apierror.CodeBadRequest,
 	"ambiguous request path: encoded '/' or '\\', dot segments, empty segments and bytes outside RFC 3986 are refused")
 
-var errBadPath = errors.New("ambiguous path")
-
 // canonicalTarget parses the request's path once, before anything else
 // looks at it, and leaves on the request the canonical form that the router
 // matches, the cache key holds and the origin is sent. The canonical form
 // has the same segments as the path the client sent, each percent-decoded
-// and encoded again in one way (see appendCanonicalPath). A path that could
+// and encoded again in one way (target.AppendCanonicalPath). A path that could
 // be read as other segments by another parser is refused with 400.
 func canonicalTarget(ctx *fasthttp.RequestCtx) *apierror.Error {
 	uri := ctx.URI()
 	raw := uri.PathOriginal()
-	if !needsCanonical(raw) {
+	if !target.NeedsCanonicalPath(raw) {
 		return nil
 	}
 	bp := keyBufs.Get().(*[]byte)
 	defer keyBufs.Put(bp)
-	p, err := appendCanonicalPath((*bp)[:0], raw)
+	p, err := target.AppendCanonicalPath((*bp)[:0], raw)
 	*bp = p
 	if err != nil {
 		return errAmbiguousPath
 	}
 	uri.SetPathBytes(p)
 	return nil
-}
-
-// needsCanonical reports whether raw is other than a plain path, whose
-// canonical form is itself: '/' then segments of unreserved bytes, none
-// empty or a dot segment. Most requests are plain and cost only this scan.
-func needsCanonical(raw []byte) bool {
-	if len(raw) == 0 || raw[0] != '/' {
-		return true
-	}
-	segStart := 1
-	for i := 1; i <= len(raw); i++ {
-		if i < len(raw) && raw[i] != '/' {
-			if !unreserved(raw[i]) {
-				return true
-			}
-			continue
-		}
-		seg := raw[segStart:i]
-		if (len(seg) == 0 && i < len(raw)) || string(seg) == "." || string(seg) == ".." {
-			return true
-		}
-		segStart = i + 1
-	}
-	return false
-}
-
-// appendCanonicalPath appends the canonical form of a raw origin-form path,
-// or fails when the path is ambiguous: not starting with '/', a byte outside
-// RFC 3986's pchar set, a '%' without two hex digits, a segment that
-// decodes to contain '/' or '\', a control byte, or to "." or "..", or an
-// empty segment other than a trailing one. The canonical form re-encodes
-// each decoded segment, keeping unreserved bytes, sub-delims, ':' and '@'
-// and writing every other byte as %XX, so net/url at the origin decodes
-// it to the same segments and appendCanonicalPath returns it unchanged.
-func appendCanonicalPath(dst, raw []byte) ([]byte, error) {
-	if len(raw) == 0 || raw[0] != '/' {
-		return dst, errBadPath
-	}
-	const hexDigits = "0123456789ABCDEF"
-	for len(raw) > 0 {
-		raw = raw[1:] // the '/'
-		dst = append(dst, '/')
-		dots, n := 0, 0
-		for len(raw) > 0 && raw[0] != '/' {
-			c := raw[0]
-			switch {
-			case c == '%':
-				if len(raw) < 3 || !isHex(raw[1]) || !isHex(raw[2]) {
-					return dst, errBadPath
-				}
-				c = fromHex(raw[1])<<4 | fromHex(raw[2])
-				raw = raw[3:]
-			case pchar(c):
-				raw = raw[1:]
-			default:
-				return dst, errBadPath
-			}
-			if c == '/' || c == '\\' || c < 0x20 || c == 0x7f {
-				return dst, errBadPath
-			}
-			if c == '.' {
-				dots++
-			}
-			n++
-			if pchar(c) {
-				dst = append(dst, c)
-			} else {
-				dst = append(dst, '%', hexDigits[c>>4], hexDigits[c&15])
-			}
-		}
-		if (n == 0 && len(raw) > 0) || (n > 0 && dots == n && n <= 2) {
-			return dst, errBadPath
-		}
-	}
-	return dst, nil
-}
-
-// unreserved is RFC 3986's unreserved set.
-func unreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-// pchar is what RFC 3986 allows unencoded in a path segment: unreserved,
-// sub-delims, ':' and '@'.
-func pchar(c byte) bool {
-	if unreserved(c) {
-		return true
-	}
-	switch c {
-	case '!', '$', '&', '\'', '(', ')', '*', '+', ',', ';', '=', ':', '@':
-		return true
-	}
-	return false
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func fromHex(c byte) byte {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0'
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 	"github.com/klauspost/compress/gzip"
 	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/edge/target"
 )
 
 // Entry is one cached response. Its fields are immutable once stored; its
@@ -172,7 +174,7 @@ func (c *Cache) InvalidateAll() { c.c.Clear() }
 
 // AppendKey appends the cache key of a request to dst: site, generation,
 // canonical path and the canonical form of the raw query (see
-// AppendCanonicalQuery, whose errors it returns). The query's canonical form
+// target.AppendCanonicalQuery, whose errors it returns). The query's canonical form
 // ends the key, after the last '?': forward that, so that what is fetched is
 // what is keyed. It allocates nothing when dst has room.
 func (c *Cache) AppendKey(dst, site, path, rawQuery []byte) ([]byte, error) {
@@ -181,7 +183,7 @@ func (c *Cache) AppendKey(dst, site, path, rawQuery []byte) ([]byte, error) {
 	dst = strconv.AppendUint(dst, c.generation(site).Load(), 10)
 	dst = append(dst, '|')
 	dst = append(dst, path...)
-	return AppendCanonicalQuery(append(dst, '?'), rawQuery)
+	return target.AppendCanonicalQuery(append(dst, '?'), rawQuery)
 }
 
 // Get returns the entry stored under key.

@@ -1,4 +1,4 @@
-package gateway
+package target
 
 import (
 	"net/url"
@@ -18,14 +18,14 @@ func TestCanonicalPath(t *testing.T) {
 		"/v1/leads/":                 "/v1/leads/",
 		"/":                          "/",
 	} {
-		got, err := appendCanonicalPath(nil, []byte(in))
+		got, err := AppendCanonicalPath(nil, []byte(in))
 		if err != nil || string(got) != want {
 			t.Errorf("%q → %q %v, want %q", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "v1", "*", "/a/%2f/b", "/a%2Fb", "/a%5cb", "/a\\b", "/a/../b", "/a/./b", "/a/..", "/a/%2e%2E",
 		"//a", "/a//b", "/a/%zz", "/a/%2", "/a/%00", "/a/\x01", "/a/ b", "/a/é", "/a?b", "/a#b", "/a/%7f"} {
-		if got, err := appendCanonicalPath(nil, []byte(in)); err == nil {
+		if got, err := AppendCanonicalPath(nil, []byte(in)); err == nil {
 			t.Errorf("%q accepted as %q", in, got)
 		}
 	}
@@ -45,8 +45,8 @@ func FuzzCanonicalPath(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		canon, err := appendCanonicalPath(nil, []byte(raw))
-		if !needsCanonical([]byte(raw)) && (err != nil || string(canon) != raw) {
+		canon, err := AppendCanonicalPath(nil, []byte(raw))
+		if !NeedsCanonicalPath([]byte(raw)) && (err != nil || string(canon) != raw) {
 			t.Fatalf("plain %q → %q %v", raw, canon, err)
 		}
 		if err != nil {
@@ -72,7 +72,7 @@ func FuzzCanonicalPath(f *testing.F) {
 				t.Fatalf("%q: accepted segment %q", raw, seg)
 			}
 		}
-		again, err := appendCanonicalPath(nil, canon)
+		again, err := AppendCanonicalPath(nil, canon)
 		if err != nil || string(again) != string(canon) {
 			t.Fatalf("not idempotent: %q → %q → %q %v", raw, canon, again, err)
 		}

@@ -1,10 +1,15 @@
-package respcache
+// Package target is the edge's one parse of a request target: the path
+// and the query each get one canonical form, which the router matches, the
+// response cache keys on and the origin is sent, so that what is checked,
+// what is cached and what is fetched are one request. Both forms are
+// defined by how the origin (net/url) reads them; fuzz tests hold the two
+// readings equal.
+package target
 
 import (
 	"bytes"
 	"errors"
 	"sync"
-	"time"
 )
 
 // MaxParams bounds the parameters of a cacheable query. No read route takes
@@ -121,10 +126,10 @@ func appendUnescape(dst, s []byte) ([]byte, bool) {
 		case '+':
 			dst = append(dst, ' ')
 		case '%':
-			if i+2 >= len(s) || !ishex(s[i+1]) || !ishex(s[i+2]) {
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
 				return dst, false
 			}
-			dst = append(dst, unhex(s[i+1])<<4|unhex(s[i+2]))
+			dst = append(dst, fromHex(s[i+1])<<4|fromHex(s[i+2]))
 			i += 2
 		default:
 			dst = append(dst, c)
@@ -148,64 +153,4 @@ func appendQueryEscape(dst, s []byte) []byte {
 		}
 	}
 	return dst
-}
-
-func ishex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0'
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
-}
-
-// CacheControl is what the cache reads of a Cache-Control header.
-type CacheControl struct {
-	MaxAge, SWR, SIE time.Duration
-	NoStore          bool
-}
-
-// ParseCacheControl reads max-age, stale-while-revalidate, stale-if-error,
-// no-store and no-cache (treated as no-store) from a header value.
-func ParseCacheControl(h []byte) CacheControl {
-	var cc CacheControl
-	for len(h) > 0 {
-		var d []byte
-		if i := bytes.IndexByte(h, ','); i >= 0 {
-			d, h = h[:i], h[i+1:]
-		} else {
-			d, h = h, nil
-		}
-		d = bytes.TrimSpace(d)
-		name, val, _ := bytes.Cut(d, []byte("="))
-		switch string(bytes.ToLower(name)) {
-		case "max-age":
-			cc.MaxAge = seconds(val)
-		case "stale-while-revalidate":
-			cc.SWR = seconds(val)
-		case "stale-if-error":
-			cc.SIE = seconds(val)
-		case "no-store", "no-cache":
-			cc.NoStore = true
-		}
-	}
-	return cc
-}
-
-func seconds(b []byte) time.Duration {
-	b = bytes.Trim(b, `"`)
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' || n > 1e8 {
-			return 0
-		}
-		n = n*10 + int(c-'0')
-	}
-	return time.Duration(n) * time.Second
 }
