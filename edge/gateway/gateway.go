@@ -43,9 +43,11 @@ type UsageCounter interface {
 }
 
 // Keys looks up keys by hash; *keycache.Cache satisfies it. Cached answers
-// from what is cached only; Lookup asks the origin on a miss.
+// from what is cached only; Lookup asks the origin on a miss; Known says
+// whether the key was active lately.
 type Keys interface {
 	Cached(hash [32]byte) (keycache.Info, bool)
+	Known(hash [32]byte) bool
 	Lookup(ctx context.Context, hash [32]byte) (keycache.Info, error)
 }
 

@@ -25,6 +25,9 @@ type fixedKeys struct {
 	info keycache.Info
 }
 
+// Known is the one key.
+func (k fixedKeys) Known(h [32]byte) bool { return h == k.hash }
+
 // Cached holds the one key; every other key is a miss, for Lookup.
 func (k fixedKeys) Cached(h [32]byte) (keycache.Info, bool) { return k.info, h == k.hash }
 

@@ -70,6 +70,11 @@ type Cache struct {
 	limits sync.Map // site id → *atomic.Int64
 
 	hits, misses atomic.Uint64
+
+	// known holds the hashes of keys the origin answered active in the
+	// last day, long after their entries expire: an address failing many
+	// authentications is not refused these (Known).
+	known *ristretto.Cache[string, struct{}]
 }
 
 type flight struct {
@@ -97,8 +102,16 @@ func New(introspect Introspector, opts Options) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("keycache: %w", err)
 	}
+	known, err := ristretto.NewCache(&ristretto.Config[string, struct{}]{
+		NumCounters: opts.MaxKeys * 10,
+		MaxCost:     opts.MaxKeys,
+		BufferItems: 64,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("keycache: %w", err)
+	}
 	return &Cache{c: c, introspect: introspect, ttl: opts.TTL, neg: opts.NegativeTTL,
-		flights: map[[32]byte]*flight{}}, nil
+		flights: map[[32]byte]*flight{}, known: known}, nil
 }
 
 // keyOf views a hash as a string without copying; ristretto keeps only
@@ -151,6 +164,18 @@ func (c *Cache) Cached(hash [32]byte) (info Info, ok bool) {
 	return c.withLimit(*p), true
 }
 
+// knownTTL is how long a key the origin answered active stays Known.
+const knownTTL = 24 * time.Hour
+
+// Known reports whether the origin answered the key with this hash active
+// in the last day. A revoked key may still be Known: Known only spares a
+// key the per-address failure limit, and the origin refuses it (once, then
+// the negative entry does).
+func (c *Cache) Known(hash [32]byte) bool {
+	_, ok := c.known.Get(keyOf(&hash))
+	return ok
+}
+
 // fill introspects and caches the answer, unless an invalidation happened
 // meanwhile, in which case it asks again (at most three times).
 func (c *Cache) fill(ctx context.Context, hash [32]byte) (Info, error) {
@@ -168,6 +193,7 @@ func (c *Cache) fill(ctx context.Context, hash [32]byte) (Info, error) {
 			ttl = c.neg
 		} else {
 			c.SetPlanLimit(info.SiteID, info.Limit)
+			c.known.SetWithTTL(keyOf(&hash), struct{}{}, 1, knownTTL)
 		}
 		stored := info
 		c.c.SetWithTTL(keyOf(&hash), &stored, 1, ttl)
@@ -224,4 +250,7 @@ func (c *Cache) Purge() {
 func (c *Cache) Stats() (hits, misses uint64) { return c.hits.Load(), c.misses.Load() }
 
 // Close releases the cache's goroutines.
-func (c *Cache) Close() { c.c.Close() }
+func (c *Cache) Close() {
+	c.c.Close()
+	c.known.Close()
+}

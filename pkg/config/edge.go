@@ -64,11 +64,11 @@ type Edge struct {
 	// MaxUploads bounds the feed uploads streaming at once; one more is
 	// answered 503 with Retry-After before its body is read. Default 4.
 	MaxUploads int `yaml:"max_uploads"`
-	// AuthFailureLimit is the failed authentications (unknown, revoked or
-	// malformed keys) a client address may make in a minute; past it, keys
+	// AuthFailureLimit is the introspections finding no active key (unknown or
+	// revoked keys) a client address may cause in a minute; past it, keys
 	// the edge has not cached are refused with 429 without asking the
 	// origin, but for one in twenty, so that address's valid keys still get
-	// through (keys already cached always do). Default 20.
+	// through (keys cached, or active in the last day, always do). Default 20.
 	AuthFailureLimit int `yaml:"auth_failure_limit"`
 	// WriteBufferBytes is each client connection's write buffer. A response
 	// that fits (headers and body) leaves in one write: a 4 KiB buffer sends
