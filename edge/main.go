@@ -105,7 +105,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimit: cfg.PublicLimit,
 		TrustedProxies: cfg.TrustedPrefixes(), OriginTimeout: cfg.OriginTimeout, Log: log,
 		MaxUploadBytes: cfg.MaxBodyBytes, UploadTimeout: cfg.UploadTimeout, MaxUploads: cfg.MaxUploads,
-		AuthFailureLimit: cfg.AuthFailureLimit,
+		UploadIdleTimeout: cfg.ReadTimeout,
+		AuthFailureLimit:  cfg.AuthFailureLimit,
 	})
 	if err != nil {
 		return err
@@ -140,7 +141,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		NoDefaultContentType:          true,
 		DisableHeaderNamesNormalizing: false,
 		CloseOnShutdown:               true,
-		Logger:                        slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Logger:                        redactingLogger{log},
 	}
 	log.Info("edge listening", "addr", ln.Addr().String(), "origin", cfg.OriginURL, "redis", cfg.RedisURL != "")
 	errc := make(chan error, 1)

@@ -246,3 +246,44 @@ func TestRefusedSmallBodyKeepsConnection(t *testing.T) {
 		t.Errorf("unread large body: the answer does not say the connection closes: %v", answers[0].Header)
 	}
 }
+
+// An upload that stops arriving gives its slot back after the read
+// timeout, and one client address cannot take every slot: a bogus bearer
+// token buys an attacker seconds, not the upload timeout.
+func TestStalledUploadsHoldNoSlot(t *testing.T) {
+	s := newSystem(t)
+	edge := s.startEdge(edgeOpts{yaml: "read_timeout: 1s\nmax_uploads: 2\n"})
+	head := "POST /v1/feeds HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer bogus\r\nContent-Type: application/xml\r\nContent-Length: 65536\r\n\r\n"
+	stall := func(local string) (net.Conn, *bufio.Reader) {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		c, err := d.Dial("tcp", edge.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, head+strings.Repeat("x", 8192)) // then nothing
+		return c, bufio.NewReader(c)
+	}
+	a, ar := stall("127.0.0.1")
+	defer a.Close()
+	time.Sleep(300 * time.Millisecond) // a holds its slot, past the 8 KiB read ahead
+	b, br := stall("127.0.0.1")
+	defer b.Close()
+	// The same address's second upload is refused at once.
+	b.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 503 {
+		t.Fatalf("second upload from one address: %v %v", resp, err)
+	}
+	// The first is given up after the read timeout, as the client's fault.
+	start := time.Now()
+	a.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(ar, nil)
+	if err != nil || resp.StatusCode != 408 {
+		t.Fatalf("stalled upload: %v %v", resp, err)
+	}
+	if waited := time.Since(start); waited > 3*time.Second {
+		t.Errorf("the stalled upload held its slot %v more", waited)
+	}
+	if strings.Contains(edge.Logs(), "origin unreachable") {
+		t.Error("a client's stalled upload was logged as the origin's failure")
+	}
+}

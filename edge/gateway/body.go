@@ -116,6 +116,9 @@ const (
 // token is case-insensitive, so clients read "Close" the same.)
 func endUnreadBody(ctx *fasthttp.RequestCtx) {
 	if n := ctx.Request.Header.ContentLength(); n >= 0 && n <= drainLimit {
+		// A client that announced a small body and sends none gets a
+		// second, not the read timeout.
+		ctx.Conn().SetReadDeadline(time.Now().Add(drainTime))
 		if _, err := io.Copy(io.Discard, ctx.RequestBodyStream()); err == nil {
 			ctx.Request.CloseBodyStream()
 			return
@@ -128,8 +131,12 @@ func endUnreadBody(ctx *fasthttp.RequestCtx) {
 	ctx.Hijack(lingerClose)
 }
 
-// drainLimit is the largest unread body dropped to keep a connection.
-const drainLimit = 64 << 10
+// drainLimit is the largest unread body dropped to keep a connection, and
+// drainTime the longest wait for it.
+const (
+	drainLimit = 64 << 10
+	drainTime  = time.Second
+)
 
 func lingerClose(c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(lingerTime))
@@ -139,14 +146,15 @@ func lingerClose(c net.Conn) {
 // HeaderReceived is fasthttp.Server.HeaderReceived: it runs on each
 // request's header, before any of the body is read. It honours connection
 // options as RFC 9110 has them (case-insensitive, a token list: fasthttp
-// itself only sees "close" spelled so) and gives a feed upload that carries
-// a bearer token the time its size needs.
+// itself only sees "close" spelled so), and closes the connection after a
+// request that carries both Content-Length and Transfer-Encoding (RFC 9112
+// §6.1). Every request keeps the server's read timeout until the request
+// path has checked it; a feed upload gets more time only then
+// (forwardUpload).
 func (g *Gateway) HeaderReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-	if !h.ConnectionClose() && hasToken(h.Peek(fasthttp.HeaderConnection), "close") {
+	if !h.ConnectionClose() && (hasToken(h.Peek(fasthttp.HeaderConnection), "close") ||
+		(h.ContentLength() == -1 && len(h.Peek(fasthttp.HeaderContentLength)) > 0)) {
 		h.SetConnectionClose()
-	}
-	if isUpload(h) {
-		return fasthttp.RequestConfig{ReadTimeout: g.cfg.UploadTimeout, MaxRequestBodySize: g.cfg.MaxUploadBytes}
 	}
 	return fasthttp.RequestConfig{}
 }
@@ -185,9 +193,12 @@ func (g *Gateway) ExpectContinue(ctx *fasthttp.RequestCtx) int {
 }
 
 // forwardUpload streams a feed upload to the origin: the token must be
-// there (the origin checks it), the size within the limit, and one of the
-// MaxUploads slots free, all before the body is read. Whatever the origin
-// did not read is left unread, and Handler closes the connection.
+// there (the origin checks it), the size within the limit, the client
+// address not already uploading, and one of the MaxUploads slots free, all
+// before the body is read. The body must then keep coming: each read waits
+// at most UploadIdleTimeout, and the whole upload at most UploadTimeout.
+// Whatever the origin did not read is left unread, and Handler ends the
+// connection.
 func (g *Gateway) forwardUpload(ctx *fasthttp.RequestCtx, rt *route, ip netip.Addr) {
 	h := &ctx.Request.Header
 	if !hasBearer(h.Peek(fasthttp.HeaderAuthorization)) {
@@ -198,6 +209,11 @@ func (g *Gateway) forwardUpload(ctx *fasthttp.RequestCtx, rt *route, ip netip.Ad
 		writeError(ctx, errTooLargeFor(g.cfg.MaxUploadBytes))
 		return
 	}
+	if !g.uploaders.enter(ip) {
+		writeError(ctx, errUploadsBusy)
+		return
+	}
+	defer g.uploaders.leave(ip)
 	select {
 	case g.uploads <- struct{}{}:
 		defer func() { <-g.uploads }()
@@ -210,12 +226,27 @@ func (g *Gateway) forwardUpload(ctx *fasthttp.RequestCtx, rt *route, ip netip.Ad
 	ctx.Request.CopyTo(req)
 	var body *limitedReader
 	if s := ctx.RequestBodyStream(); s != nil && hasBody(h) {
-		body = &limitedReader{r: s, n: int64(g.cfg.MaxUploadBytes)}
+		body = &limitedReader{r: s, n: int64(g.cfg.MaxUploadBytes), conn: ctx.Conn(),
+			idle: g.cfg.UploadIdleTimeout, end: time.Now().Add(g.cfg.UploadTimeout)}
 		req.SetBodyStream(body, h.ContentLength())
 	}
 	g.prepare(req, nil, requestIDOf(ctx), ip)
-	if !g.exchange(ctx, rt, req) && body != nil && body.over {
+	resp := &ctx.Response
+	err := g.origin.Do(req, resp)
+	resp.Header.SetBytesV("X-Request-Id", req.Header.Peek("X-Request-Id"))
+	switch {
+	case err == nil:
+		for _, name := range hopHeaders {
+			resp.Header.Del(name)
+		}
+	case body != nil && body.over:
 		writeError(ctx, errTooLargeFor(g.cfg.MaxUploadBytes))
+	case body != nil && body.readErr != nil:
+		// The client stopped sending: not the origin's fault.
+		writeError(ctx, errUploadStalled)
+		ctx.SetStatusCode(fasthttp.StatusRequestTimeout)
+	default:
+		g.originFailed(ctx, rt, err)
 	}
 	if body != nil && body.eof {
 		// Read to its end: the connection may carry the next request.
@@ -223,17 +254,67 @@ func (g *Gateway) forwardUpload(ctx *fasthttp.RequestCtx, rt *route, ip netip.Ad
 	}
 }
 
+var errUploadStalled = apierror.New(apierror.CodeBadRequest, "the upload stopped arriving")
+
+// uploaders counts each client address's uploads in progress: one at a
+// time per address, so that a few addresses cannot hold every slot.
+type uploaders struct {
+	mu sync.Mutex
+	m  map[netip.Addr]struct{}
+}
+
+func (u *uploaders) enter(ip netip.Addr) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if _, busy := u.m[ip]; busy {
+		return false
+	}
+	if u.m == nil {
+		u.m = map[netip.Addr]struct{}{}
+	}
+	u.m[ip] = struct{}{}
+	return true
+}
+
+func (u *uploaders) leave(ip netip.Addr) {
+	u.mu.Lock()
+	delete(u.m, ip)
+	u.mu.Unlock()
+}
+
 // limitedReader reads at most n bytes and fails past them.
 type limitedReader struct {
-	r    io.Reader
-	n    int64
-	over bool // the body went past n
-	eof  bool // the body was read to its end
+	r       io.Reader
+	n       int64
+	over    bool  // the body went past n
+	eof     bool  // the body was read to its end
+	readErr error // the client's side failed (it stopped sending)
+
+	// conn, when set, gets a read deadline before each read: idle from
+	// now, never past end.
+	conn interface{ SetReadDeadline(time.Time) error }
+	idle time.Duration
+	end  time.Time
 }
 
 var errOverLimit = errors.New("request body over the limit")
 
 func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.conn != nil {
+		d := time.Now().Add(l.idle)
+		if d.After(l.end) {
+			d = l.end
+		}
+		l.conn.SetReadDeadline(d)
+	}
+	k, err := l.read(p)
+	if err != nil && err != io.EOF && err != errOverLimit {
+		l.readErr = err
+	}
+	return k, err
+}
+
+func (l *limitedReader) read(p []byte) (int, error) {
 	if l.n <= 0 {
 		var one [1]byte
 		k, err := l.r.Read(one[:])

@@ -45,17 +45,21 @@ func (g *Gateway) exchange(ctx *fasthttp.RequestCtx, rt *route, req *fasthttp.Re
 	// Do replaced the response headers; the id is on the origin request.
 	resp.Header.SetBytesV("X-Request-Id", req.Header.Peek("X-Request-Id"))
 	if err != nil {
-		resp.ResetBody()
-		resp.SetStatusCode(fasthttp.StatusServiceUnavailable)
-		g.metrics.originErrors.Inc()
-		g.log.Warn("origin unreachable", "err", err, "route", rt.name, "request_id", string(requestIDOf(ctx)))
-		writeError(ctx, errOriginDown)
+		g.originFailed(ctx, rt, err)
 		return false
 	}
 	for _, name := range hopHeaders {
 		resp.Header.Del(name)
 	}
 	return true
+}
+
+// originFailed answers 503 for a request the origin could not answer.
+func (g *Gateway) originFailed(ctx *fasthttp.RequestCtx, rt *route, err error) {
+	ctx.Response.ResetBody()
+	g.metrics.originErrors.Inc()
+	g.log.Warn("origin unreachable", "err", err, "route", rt.name, "request_id", string(requestIDOf(ctx)))
+	writeError(ctx, errOriginDown)
 }
 
 // prepare turns a client's request into the origin's: hop-by-hop and

@@ -78,8 +78,12 @@ type Config struct {
 	// UploadTimeout bounds receiving a feed upload and passing it on.
 	// Default 5 min.
 	UploadTimeout time.Duration
-	// MaxUploads bounds the feed uploads streaming at once. Default 4.
+	// MaxUploads bounds the feed uploads streaming at once, one per client
+	// address. Default 4.
 	MaxUploads int
+	// UploadIdleTimeout bounds each wait for more of an upload's body.
+	// Default 10 s.
+	UploadIdleTimeout time.Duration
 	// AuthFailureLimit is the failed authentications per client address
 	// and minute past which uncached keys are refused (429) without an
 	// origin call, but for one in twenty. Default 20.
@@ -108,8 +112,10 @@ type Gateway struct {
 	ready    readiness
 	// synced reports whether the event stream is followed (SetSynced).
 	synced atomic.Pointer[func() bool]
-	// uploads holds a token per feed upload streaming now.
-	uploads chan struct{}
+	// uploads holds a token per feed upload streaming now; uploaders the
+	// client addresses uploading.
+	uploads   chan struct{}
+	uploaders uploaders
 	// authFails counts failed authentications per client address;
 	// authSample lets one in twenty of an over-limit address's uncached keys
 	// through to the origin.
@@ -143,6 +149,9 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	if cfg.MaxUploads <= 0 {
 		cfg.MaxUploads = 4
+	}
+	if cfg.UploadIdleTimeout <= 0 {
+		cfg.UploadIdleTimeout = 10 * time.Second
 	}
 	if cfg.AuthFailureLimit <= 0 {
 		cfg.AuthFailureLimit = 20
