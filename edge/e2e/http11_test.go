@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -117,4 +118,23 @@ func TestHTTP11Conformance(t *testing.T) {
 			t.Errorf("answers out of order: %q, %q", bodies[1], bodies[3])
 		}
 	})
+}
+
+// Both Content-Length and Transfer-Encoding: the edge reads the body as
+// chunked and closes the connection after the answer (RFC 9112 §6.1), so
+// nothing a front proxy framed otherwise is read as a next request; and an
+// absolute-form target with another scheme is served from the origin.
+func TestAmbiguousFramingAndTargets(t *testing.T) {
+	s := newSystem(t)
+	edge := s.startEdge(edgeOpts{})
+	body := `{"name":"Sam"}`
+	req := "POST /v1/leads HTTP/1.1\r\nHost: edge\r\nContent-Type: application/json\r\nContent-Length: " + fmt.Sprint(len(body)) +
+		"\r\nTransfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(body), body) + "GET /healthz HTTP/1.1\r\nHost: edge\r\n\r\n"
+	if _, _, eof := exchange(t, edge.addr, req, 1, "POST"); !eof {
+		t.Error("Content-Length with Transfer-Encoding: connection left open for the next request")
+	}
+	st, b := raw(t, edge.addr, "GET https://elsewhere.example/v1/openapi.json HTTP/1.1\r\nHost: edge\r\nConnection: close\r\n\r\n")
+	if st != 200 || !strings.Contains(string(b), "openapi") {
+		t.Errorf("absolute-form https target: %d %.100s", st, b)
+	}
 }

@@ -153,7 +153,7 @@ func lingerClose(c net.Conn) {
 // (forwardUpload).
 func (g *Gateway) HeaderReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	if !h.ConnectionClose() && (hasToken(h.Peek(fasthttp.HeaderConnection), "close") ||
-		(h.ContentLength() == -1 && len(h.Peek(fasthttp.HeaderContentLength)) > 0)) {
+		(h.ContentLength() == -1 && hasRawField(h.RawHeaders(), "content-length"))) {
 		h.SetConnectionClose()
 	}
 	return fasthttp.RequestConfig{}
@@ -339,6 +339,24 @@ func (l *limitedReader) read(p []byte) (int, error) {
 func hasBearer(auth []byte) bool {
 	scheme, rest, ok := bytes.Cut(bytes.TrimSpace(auth), []byte(" "))
 	return ok && bytes.EqualFold(scheme, []byte("Bearer")) && len(bytes.TrimSpace(rest)) > 0
+}
+
+// hasRawField reports whether a raw header block has a field of this
+// (lower-case) name: fasthttp forgets a Content-Length it overrode with
+// chunked framing.
+func hasRawField(raw []byte, name string) bool {
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		if k, _, ok := bytes.Cut(line, []byte(":")); ok && bytes.EqualFold(bytes.TrimSpace(k), []byte(name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasToken reports whether a comma-separated header value lists token,

@@ -67,6 +67,8 @@ func (g *Gateway) originFailed(ctx *fasthttp.RequestCtx, rt *route, err error) {
 // (info nil: a public route), the internal token, request id and client IP.
 func (g *Gateway) prepare(req *fasthttp.Request, info *keycache.Info, reqID []byte, ip netip.Addr) {
 	h := &req.Header
+	// The origin's scheme and host, whatever an absolute-form target said.
+	req.URI().SetScheme(map[bool]string{false: "http", true: "https"}[g.origin.IsTLS])
 	req.URI().SetHost(g.origin.Addr)
 	for _, name := range hopHeaders {
 		h.Del(name)

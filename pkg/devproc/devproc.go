@@ -62,6 +62,13 @@ func Start(bin string, opts Options) (*Process, error) {
 	if opts.DeathSignal == 0 {
 		opts.DeathSignal = syscall.SIGKILL
 	}
+	if _, port, err := net.SplitHostPort(opts.Addr); err == nil && port != "0" {
+		// Something else answering there would pass for the process.
+		if c, err := net.DialTimeout("tcp", opts.Addr, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("%s: something already listens on %s", bin, opts.Addr)
+		}
+	}
 	p := &Process{cmd: exec.Command(bin, opts.Args...), done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), opts.Env...)
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: opts.DeathSignal}
