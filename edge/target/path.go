@@ -1,6 +1,9 @@
 package target
 
-import "errors"
+import (
+	"errors"
+	"unicode/utf8"
+)
 
 // ErrAmbiguousPath is AppendCanonicalPath's refusal of a path that another
 // parser could read as other segments.
@@ -34,7 +37,8 @@ func NeedsCanonicalPath(raw []byte) bool {
 // or fails when the path is ambiguous: not starting with '/', a byte outside
 // RFC 3986's pchar set, a '%' without two hex digits, a segment that
 // decodes to contain '/' or '\', a control byte, or to "." or "..", or an
-// empty segment other than a trailing one. The canonical form re-encodes
+// empty segment other than a trailing one, or a segment that decodes to
+// other than UTF-8. The canonical form re-encodes
 // each decoded segment, keeping unreserved bytes, sub-delims, ':' and '@'
 // and writing every other byte as %XX, so net/url at the origin decodes
 // it to the same segments and AppendCanonicalPath returns it unchanged.
@@ -47,6 +51,8 @@ func AppendCanonicalPath(dst, raw []byte) ([]byte, error) {
 		raw = raw[1:] // the '/'
 		dst = append(dst, '/')
 		dots, n := 0, 0
+		segStart := len(dst)
+		escaped := false
 		for len(raw) > 0 && raw[0] != '/' {
 			c := raw[0]
 			switch {
@@ -56,6 +62,7 @@ func AppendCanonicalPath(dst, raw []byte) ([]byte, error) {
 				}
 				c = fromHex(raw[1])<<4 | fromHex(raw[2])
 				raw = raw[3:]
+				escaped = escaped || c >= 0x80
 			case pchar(c):
 				raw = raw[1:]
 			default:
@@ -77,8 +84,28 @@ func AppendCanonicalPath(dst, raw []byte) ([]byte, error) {
 		if (n == 0 && len(raw) > 0) || (n > 0 && dots == n && n <= 2) {
 			return dst, ErrAmbiguousPath
 		}
+		if escaped && !validUTF8Segment(dst[segStart:]) {
+			return dst, ErrAmbiguousPath
+		}
 	}
 	return dst, nil
+}
+
+// validUTF8Segment reports whether a canonical segment decodes to UTF-8
+// (the origin's text columns refuse anything else). Only bytes of 0x80 and
+// more are escaped beyond ASCII, so only those need decoding.
+func validUTF8Segment(seg []byte) bool {
+	var buf [256]byte
+	dec := buf[:0]
+	for i := 0; i < len(seg); i++ {
+		if seg[i] == '%' && i+2 < len(seg) {
+			dec = append(dec, fromHex(seg[i+1])<<4|fromHex(seg[i+2]))
+			i += 2
+			continue
+		}
+		dec = append(dec, seg[i])
+	}
+	return utf8.Valid(dec)
 }
 
 // unreserved is RFC 3986's unreserved set.

@@ -9,14 +9,15 @@ import (
 
 func TestCanonicalPath(t *testing.T) {
 	for in, want := range map[string]string{
-		"/v1/sites/s/listings":       "/v1/sites/s/listings",
-		"/v1/sites/s/%6Cistings":     "/v1/sites/s/listings",
-		"/v1/sites/s/listings/AG:1":  "/v1/sites/s/listings/AG:1",
-		"/v1/sites/s/listings/a%20b": "/v1/sites/s/listings/a%20b",
-		"/v1/sites/s/listings/a%3ab": "/v1/sites/s/listings/a:b",
-		"/v1/sites/s/listings/...":   "/v1/sites/s/listings/...",
-		"/v1/leads/":                 "/v1/leads/",
-		"/":                          "/",
+		"/v1/sites/s/listings":        "/v1/sites/s/listings",
+		"/v1/sites/s/%6Cistings":      "/v1/sites/s/listings",
+		"/v1/sites/s/listings/AG:1":   "/v1/sites/s/listings/AG:1",
+		"/v1/sites/s/listings/a%20b":  "/v1/sites/s/listings/a%20b",
+		"/v1/sites/s/listings/a%3ab":  "/v1/sites/s/listings/a:b",
+		"/v1/sites/s/listings/...":    "/v1/sites/s/listings/...",
+		"/v1/sites/s/listings/%C3%A9": "/v1/sites/s/listings/%C3%A9",
+		"/v1/leads/":                  "/v1/leads/",
+		"/":                           "/",
 	} {
 		got, err := AppendCanonicalPath(nil, []byte(in))
 		if err != nil || string(got) != want {
@@ -24,7 +25,7 @@ func TestCanonicalPath(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", "v1", "*", "/a/%2f/b", "/a%2Fb", "/a%5cb", "/a\\b", "/a/../b", "/a/./b", "/a/..", "/a/%2e%2E",
-		"//a", "/a//b", "/a/%zz", "/a/%2", "/a/%00", "/a/\x01", "/a/ b", "/a/é", "/a?b", "/a#b", "/a/%7f"} {
+		"//a", "/a//b", "/a/%zz", "/a/%2", "/a/%00", "/a/\x01", "/a/ b", "/a/é", "/a?b", "/a#b", "/a/%7f", "/a/%ff", "/a/%c3", "/a/x%ff%fe"} {
 		if got, err := AppendCanonicalPath(nil, []byte(in)); err == nil {
 			t.Errorf("%q accepted as %q", in, got)
 		}

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"errors"
 	"sync"
+	"unicode/utf8"
 )
 
 // MaxParams bounds the parameters of a cacheable query. No read route takes
@@ -41,8 +42,9 @@ var scratchPool = sync.Pool{New: func() any { return &queryScratch{buf: make([]b
 // url.QueryEscape encodes. Two queries that the origin reads as the same
 // parameters give the same bytes, and the origin reads the canonical form as
 // exactly those parameters, so the form is both the cache key and what is
-// forwarded. A query ParseQuery would reject (a ';' in a pair, a bad escape)
-// is ErrMalformedQuery; one of more than MaxParams parameters is
+// forwarded. A query ParseQuery would reject (a ';' in a pair, a bad escape),
+// or one that decodes to other than UTF-8, is ErrMalformedQuery, as the
+// origin refuses it; one of more than MaxParams parameters is
 // ErrTooManyParams. It allocates nothing in the steady state.
 func AppendCanonicalQuery(dst, raw []byte) ([]byte, error) {
 	s := scratchPool.Get().(*queryScratch)
@@ -74,7 +76,7 @@ func AppendCanonicalQuery(dst, raw []byte) ([]byte, error) {
 			buf, ok = appendUnescape(buf, v)
 			sp.ve = len(buf)
 		}
-		if !ok {
+		if !ok || !utf8.Valid(buf[sp.ks:sp.ke]) || !utf8.Valid(buf[sp.vs:sp.ve]) {
 			s.buf = buf
 			return dst, ErrMalformedQuery
 		}

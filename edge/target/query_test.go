@@ -1,11 +1,13 @@
 package target
 
 import (
+	"errors"
 	"net/url"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestCanonicalQuery(t *testing.T) {
@@ -38,6 +40,7 @@ func TestCanonicalQuery(t *testing.T) {
 		"semicolon name": {strings.Repeat(";0=1&", 16) + "status=withdrawn&per_page=12", ErrMalformedQuery},
 		"bad escape":     {"suburb=%zz", ErrMalformedQuery},
 		"cut escape":     {"suburb=ab%2", ErrMalformedQuery},
+		"not UTF-8":      {"suburb=%c3", ErrMalformedQuery},
 		"too many":       {strings.Repeat("a=1&", MaxParams+1), ErrTooManyParams},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -72,6 +75,11 @@ func FuzzCanonicalQuery(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		once, err := AppendCanonicalQuery(nil, []byte(raw))
 		origin, oerr := url.ParseQuery(raw)
+		for k, vs := range origin { // the origin refuses what is not UTF-8 (origin/api.ParseQuery)
+			if !utf8.ValidString(k) || !utf8.ValidString(strings.Join(vs, "")) {
+				oerr = errors.New("not UTF-8")
+			}
+		}
 		if oerr != nil {
 			if err == nil {
 				t.Fatalf("%q: the origin refuses it (%v), the edge keyed it as %q", raw, oerr, once)
