@@ -8,7 +8,13 @@
 // filters, featured listings and a listing page with its images, sends
 // enquiries as leads, serves cached listings while the site is rate
 // limited, checks that no key reaches a page, disconnects, and checks that
-// the plugin logs no PHP error. Without PHP,
-// MariaDB, WordPress or Chromium the test is skipped, except when CI is
-// set: there it fails. It has no code of its own.
+// the plugin logs no PHP error. Visitors at loopback addresses of their
+// own send the query parameters a script would (made-up suburbs, absurd
+// pages, bogus listing references), and the test counts the API calls
+// they cause from the edge's metrics. WordPress sends its requests with
+// curl, or with fsockopen when LISTGATE_E2E_WP_TRANSPORT=streams.
+//
+// Without PHP, MariaDB or WordPress the tests are skipped (without
+// Chromium, those that need a browser), except when CI is set: there they
+// fail. The package has no code of its own.
 package e2e

@@ -43,8 +43,13 @@ var phpProblem = regexp.MustCompile(`PHP (Fatal error|Parse error|Recoverable fa
 
 // testNoPHPErrors checks WordPress's debug.log for PHP errors, warnings
 // and notices that mention the plugin, and for fatal errors anywhere.
-func testNoPHPErrors(t *testing.T, e *env) {
-	log := e.wp.ReadDebugLog()
+func testNoPHPErrors(t *testing.T, e *env) { checkNoPHPErrors(t, e.wp) }
+
+// checkNoPHPErrors fails t when wp's debug.log has a PHP error, warning or
+// notice that mentions the plugin, or a fatal error anywhere.
+func checkNoPHPErrors(t *testing.T, wp *wordpress) {
+	t.Helper()
+	log := wp.ReadDebugLog()
 	var bad []string
 	for _, entry := range logEntries(log) {
 		if !phpProblem.MatchString(entry) {

@@ -170,7 +170,8 @@ func (l *listgate) listing(tb testing.TB, ref string) model.Listing {
 }
 
 // edgeRequests sums the edge's edge_requests_total counters of every route
-// for one status, from its /metrics.
+// for one status (0: every status, so every API request the edge
+// answered), from its /metrics.
 func (l *listgate) edgeRequests(tb testing.TB, status int) int {
 	tb.Helper()
 	resp, err := client.Get(l.edgeURL + "/metrics")
@@ -187,7 +188,7 @@ func (l *listgate) edgeRequests(tb testing.TB, status int) int {
 			continue
 		}
 		name, value, ok := strings.Cut(line, " ")
-		if ok && strings.HasSuffix(name, label) {
+		if ok && (status == 0 || strings.HasSuffix(name, label)) {
 			v, _ := strconv.ParseFloat(value, 64)
 			n += int(v)
 		}

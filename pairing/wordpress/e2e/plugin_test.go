@@ -28,6 +28,15 @@ type env struct {
 	listingURL, listingRef string
 }
 
+// manyVisitorsPlugin raises the plugin's per-visitor limit on API calls.
+const manyVisitorsPlugin = `<?php
+/*
+ * Plugin Name: Listgate e2e: one address, many visitors
+ * Description: Written by the end-to-end test: every browser of the test has the same address.
+ */
+add_filter( 'listgate_visitor_api_calls_per_minute', fn() => 1000 );
+`
+
 // TestWordPressPlugin runs the plugin in a real WordPress against the real
 // origin and edge: pairing from the settings page, the listings grid and
 // its filters, featured listings, a listing with its images, enquiries,
@@ -43,6 +52,13 @@ func TestWordPressPlugin(t *testing.T) {
 	media := startMediaServer(t)
 	e.wp = startWordPress(t)
 	t.Logf("WordPress up at %s (%v)", e.wp.URL, time.Since(start).Round(time.Millisecond))
+	// Both browsers, the administrator's and the visitor's, come from
+	// 127.0.0.1: to the plugin they are one visitor, who here views more
+	// uncached pages a minute than one person would. TestAbusiveVisitors
+	// checks the per-visitor limit.
+	if err := e.wp.WriteMUPlugin("listgate-test-visitors", manyVisitorsPlugin); err != nil {
+		t.Fatal(err)
+	}
 	e.admin = devbrowser.New(t, devbrowser.Options{Width: 1280, Height: 900, Flags: mediaFlags(t, media)})
 	e.visitor = e.admin.Incognito()
 	e.pages = []*pageRecorder{recordPages(e.admin, e.wp.URL), recordPages(e.visitor, e.wp.URL)}

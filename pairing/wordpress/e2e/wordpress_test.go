@@ -51,6 +51,7 @@ func startWordPress(t *testing.T) *wordpress {
 	if err != nil {
 		t.Fatal(err)
 	}
+	setTransport(t, site)
 	if err := site.Serve(ctx); err != nil {
 		t.Fatal(err)
 	}

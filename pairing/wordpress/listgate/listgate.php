@@ -3,7 +3,7 @@
  * Plugin Name:       Listgate
  * Plugin URI:        https://github.com/listgate/listgate
  * Description:       Shows your agency's property listings from Listgate on your WordPress site, with search filters, single listing pages and an enquiry form that sends leads to Listgate.
- * Version:           1.0.0
+ * Version:           1.1.0
  * Requires at least: 6.1
  * Requires PHP:      8.1
  * Author:            Listgate
@@ -20,7 +20,7 @@ defined( 'ABSPATH' ) || exit;
 /**
  * The plugin's version; sent to Listgate when pairing and in the User-Agent.
  */
-define( 'LISTGATE_VERSION', '1.0.0' );
+define( 'LISTGATE_VERSION', '1.1.0' );
 
 /**
  * The main plugin file.
@@ -34,9 +34,11 @@ define( 'LISTGATE_DIR', plugin_dir_path( __FILE__ ) );
 
 require_once LISTGATE_DIR . 'includes/functions.php';
 require_once LISTGATE_DIR . 'includes/class-listgate-client.php';
+require_once LISTGATE_DIR . 'includes/class-listgate-throttle.php';
 require_once LISTGATE_DIR . 'includes/class-listgate-pairing.php';
 require_once LISTGATE_DIR . 'includes/class-listgate-settings.php';
 require_once LISTGATE_DIR . 'includes/class-listgate-format.php';
+require_once LISTGATE_DIR . 'includes/class-listgate-filters.php';
 require_once LISTGATE_DIR . 'includes/class-listgate-shortcodes.php';
 require_once LISTGATE_DIR . 'includes/class-listgate-enquiry.php';
 

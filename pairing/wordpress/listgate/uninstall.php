@@ -48,6 +48,7 @@ function listgate_uninstall_site() {
 		'listgate_scopes',
 		'listgate_lead_key',
 		'listgate_cache_version',
+		'listgate_throttle',
 	);
 	foreach ( $options as $option ) {
 		delete_option( $option );

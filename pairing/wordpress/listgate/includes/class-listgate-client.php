@@ -16,7 +16,11 @@ defined( 'ABSPATH' ) || exit;
  * it has none; the filter listgate_cache_fresh_seconds overrides it). A
  * fresh copy is used without any HTTP call; a stale one is revalidated
  * with If-None-Match (304 keeps it); when Listgate answers 429 or 5xx or
- * cannot be reached, the stale copy is served.
+ * cannot be reached, the stale copy is served. A 404 is kept for
+ * NOT_FOUND_LIFETIME only. At most MAX_ENTRIES responses are kept (filter
+ * listgate_cache_max_entries): storing one more deletes the ones closest
+ * to expiry. Each call is counted against the visitor's limit
+ * (Listgate_Throttle); past it, the cached copy or nothing is served.
  */
 class Listgate_Client {
 
@@ -34,6 +38,20 @@ class Listgate_Client {
 	 * How long a cached response is kept (stale copies included).
 	 */
 	const CACHE_LIFETIME = DAY_IN_SECONDS;
+
+	/**
+	 * How long a 404 answer is kept, in seconds: long enough to spare
+	 * Listgate a burst of views of one dead link, too short to fill the
+	 * cache with made-up references.
+	 */
+	const NOT_FOUND_LIFETIME = 30;
+
+	/**
+	 * The most cached responses kept in the options table (filter
+	 * listgate_cache_max_entries). A persistent object cache bounds them by
+	 * its own memory limit instead.
+	 */
+	const MAX_ENTRIES = 500;
 
 	/**
 	 * Freshness of a response without a max-age, in seconds.
@@ -55,6 +73,11 @@ class Listgate_Client {
 	 * The longest wait honoured from a Retry-After header, in seconds.
 	 */
 	const MAX_BACKOFF = 60;
+
+	/**
+	 * The wait after a 429 or 503 without a usable Retry-After, in seconds.
+	 */
+	const DEFAULT_BACKOFF = 5;
 
 	/**
 	 * Responses already read in this PHP request, by cache key.
@@ -157,6 +180,45 @@ class Listgate_Client {
 	}
 
 	/**
+	 * The cached copy of a resource, fresh or stale, without calling the
+	 * API.
+	 *
+	 * @param string $path  Path below /v1.
+	 * @param array  $query Query parameters, as for get().
+	 * @return array|null The decoded data, or null when no usable copy is cached.
+	 */
+	public static function peek( $path, $query = array() ) {
+		if ( ! listgate_is_connected() ) {
+			return null;
+		}
+		$key = self::cache_key( $path, self::clean_query( $query ) );
+		if ( isset( self::$memo[ $key ] ) ) {
+			$result = self::$memo[ $key ];
+		} else {
+			$entry = self::entry( $key );
+			if ( null === $entry ) {
+				return null;
+			}
+			$result = self::from_entry( $entry, false );
+		}
+		return '' === $result['error'] && is_array( $result['data'] ) ? $result['data'] : null;
+	}
+
+	/**
+	 * The cached entry of a key.
+	 *
+	 * @param string $key Transient name.
+	 * @return array|null The entry, or null when none is cached.
+	 */
+	private static function entry( $key ) {
+		$entry = get_transient( $key );
+		if ( ! is_array( $entry ) || ! isset( $entry['body'], $entry['fresh_until'], $entry['status'] ) ) {
+			return null;
+		}
+		return $entry;
+	}
+
+	/**
 	 * Reads a resource: from a fresh cached copy, by revalidating a stale
 	 * one, or from the API.
 	 *
@@ -166,17 +228,17 @@ class Listgate_Client {
 	 * @return array See get().
 	 */
 	private static function fetch( $path, $query, $key ) {
-		$entry = get_transient( $key );
-		if ( ! is_array( $entry ) || ! isset( $entry['body'], $entry['fresh_until'], $entry['status'] ) ) {
-			$entry = null;
-		}
-		$now = time();
+		$entry = self::entry( $key );
+		$now   = time();
 		if ( null !== $entry && $entry['fresh_until'] > $now ) {
 			return self::from_entry( $entry, false );
 		}
 		$backoff = (int) get_transient( self::BACKOFF_TRANSIENT );
 		if ( $backoff > $now ) {
 			return self::fallback( $entry, $path, 'Listgate asked to wait (Retry-After)', false );
+		}
+		if ( ! Listgate_Throttle::allow() ) {
+			return self::fallback( $entry, $path, 'this visitor has used up their API calls for the minute', false );
 		}
 
 		$headers = array();
@@ -204,14 +266,24 @@ class Listgate_Client {
 			return self::from_entry( $entry, false );
 		}
 		if ( ( 200 === $status || 404 === $status ) && is_array( $response['json'] ) ) {
-			$entry = array(
+			$fresh    = self::fresh_seconds( $response['headers'], $path, $query );
+			$lifetime = self::CACHE_LIFETIME;
+			if ( 404 === $status ) {
+				$fresh    = min( $fresh, self::NOT_FOUND_LIFETIME );
+				$lifetime = self::NOT_FOUND_LIFETIME;
+			}
+			$is_new = null === $entry;
+			$entry  = array(
 				'status'      => $status,
 				'body'        => $response['body'],
 				'etag'        => 200 === $status && isset( $response['headers']['etag'] ) ? $response['headers']['etag'] : '',
-				'fresh_until' => $now + self::fresh_seconds( $response['headers'], $path, $query ),
+				'fresh_until' => $now + $fresh,
 				'stored_at'   => $now,
 			);
-			set_transient( $key, $entry, self::CACHE_LIFETIME );
+			set_transient( $key, $entry, $lifetime );
+			if ( $is_new ) {
+				self::prune();
+			}
 			return self::from_entry( $entry, false );
 		}
 		if ( 401 === $status || 403 === $status ) {
@@ -294,6 +366,47 @@ class Listgate_Client {
 				$wpdb->esc_like( '_transient_timeout_' . self::CACHE_PREFIX ) . '%'
 			)
 		);
+	}
+
+	/**
+	 * Keeps the number of cached responses in the options table at most
+	 * MAX_ENTRIES (filter listgate_cache_max_entries) by deleting the ones
+	 * that expire first (the least recently refreshed; expired ones
+	 * included). Called after a new response is stored, so it runs at most
+	 * once per API call. With a persistent object cache transients are not
+	 * rows of the options table, and the cache's own memory limit bounds
+	 * them.
+	 *
+	 * @return void
+	 */
+	private static function prune() {
+		global $wpdb;
+		if ( wp_using_ext_object_cache() ) {
+			return;
+		}
+		/**
+		 * Filters how many Listgate responses are kept in the options table.
+		 *
+		 * @param int $max Default 500; at least 1.
+		 */
+		$max  = max( 1, (int) apply_filters( 'listgate_cache_max_entries', self::MAX_ENTRIES ) );
+		$like = $wpdb->esc_like( '_transient_timeout_' . self::CACHE_PREFIX ) . '%';
+		// phpcs:ignore WordPress.DB.DirectDatabaseQuery -- counting our own transients.
+		$count = (int) $wpdb->get_var( $wpdb->prepare( "SELECT COUNT(*) FROM {$wpdb->options} WHERE option_name LIKE %s", $like ) );
+		if ( $count <= $max ) {
+			return;
+		}
+		// phpcs:ignore WordPress.DB.DirectDatabaseQuery -- the oldest of our own transients.
+		$names = $wpdb->get_col(
+			$wpdb->prepare(
+				"SELECT option_name FROM {$wpdb->options} WHERE option_name LIKE %s ORDER BY CAST( option_value AS UNSIGNED ), option_id LIMIT %d",
+				$like,
+				$count - $max
+			)
+		);
+		foreach ( $names as $name ) {
+			delete_transient( substr( $name, strlen( '_transient_timeout_' ) ) );
+		}
 	}
 
 	/**
@@ -380,16 +493,25 @@ class Listgate_Client {
 	}
 
 	/**
-	 * Remembers a Retry-After so no request is sent before it passes.
+	 * Remembers a 429's or 503's Retry-After (seconds or an HTTP date) so no
+	 * request is sent before it passes: never longer than it says, and at
+	 * most MAX_BACKOFF; DEFAULT_BACKOFF when there is none.
 	 *
 	 * @param array $headers Response headers.
 	 * @return void
 	 */
 	private static function back_off( $headers ) {
-		if ( empty( $headers['retry-after'] ) || ! ctype_digit( trim( $headers['retry-after'] ) ) ) {
+		$raw  = isset( $headers['retry-after'] ) ? trim( $headers['retry-after'] ) : '';
+		$wait = self::DEFAULT_BACKOFF;
+		if ( '' !== $raw && ctype_digit( $raw ) ) {
+			$wait = strlen( $raw ) > 6 ? self::MAX_BACKOFF : (int) $raw;
+		} elseif ( '' !== $raw && false !== strtotime( $raw ) ) {
+			$wait = strtotime( $raw ) - time();
+		}
+		if ( $wait <= 0 ) {
 			return;
 		}
-		$wait = min( self::MAX_BACKOFF, max( 1, (int) $headers['retry-after'] ) );
+		$wait = min( self::MAX_BACKOFF, $wait );
 		set_transient( self::BACKOFF_TRANSIENT, time() + $wait, $wait );
 	}
 

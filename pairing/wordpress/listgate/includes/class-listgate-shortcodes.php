@@ -14,20 +14,18 @@ defined( 'ABSPATH' ) || exit;
 class Listgate_Shortcodes {
 
 	/**
-	 * The visitor's filters: query parameter of the page => parameter of the API.
+	 * The highest grid page a visitor can ask for; a higher lg_page shows
+	 * the first page.
 	 */
-	const FILTERS = array(
-		'lg_type'      => 'type',
-		'lg_suburb'    => 'suburb',
-		'lg_price_min' => 'min_price',
-		'lg_price_max' => 'max_price',
-		'lg_bedrooms'  => 'min_bedrooms',
-	);
+	const MAX_PAGE = 500;
 
 	/**
-	 * Listing types of the API.
+	 * What an lg_listing value must look like: a listing_ref (digits), a
+	 * listing_id, or AGENCYID:UNIQUEID, each part of letters, digits, "_"
+	 * and "-", at most 64 characters. Anything else is not sent to
+	 * Listgate. (The plugin's own links use the listing_ref.)
 	 */
-	const TYPES = array( 'residential', 'rental', 'land', 'commercial', 'commercial_land', 'rural', 'business', 'holiday_rental' );
+	const LISTING_PARAM = '/^[A-Za-z0-9_-]{1,64}(?::[A-Za-z0-9_-]{1,64})?$/';
 
 	/**
 	 * Registers the shortcodes and the stylesheet.
@@ -113,32 +111,30 @@ class Listgate_Shortcodes {
 		if ( ! listgate_is_connected() ) {
 			return self::not_connected();
 		}
-		$ref = listgate_query_var( 'lg_listing' );
+		$ref = self::listing_param();
 		if ( '' !== $ref ) {
 			return self::single( $ref, true );
 		}
 
-		$per_page = min( 100, max( 1, absint( $atts['per_page'] ) ) );
-		$page     = listgate_query_var( 'lg_page' );
-		$page     = ctype_digit( $page ) ? max( 1, min( 10000, (int) $page ) ) : 1;
-		$filters  = self::current_filters();
-		$query    = array(
-			'page'     => $page,
-			'per_page' => $per_page,
-		);
-		foreach ( self::FILTERS as $var => $param ) {
-			if ( '' !== $filters[ $var ] ) {
-				$query[ $param ] = $filters[ $var ];
-			}
+		// The filters are checked against the site's /fields first: a value
+		// it does not list is ignored, so made-up values cost no API call
+		// and leave nothing in the cache.
+		$fields = Listgate_Client::get( Listgate_Client::site_path( 'fields' ), array( 'per_page' => 100 ) );
+		if ( 'unauthorized' === $fields['error'] ) {
+			return self::failure( $fields );
 		}
+		$defs          = '' === $fields['error'] ? Listgate_Filters::field_defs( $fields['data'] ) : null;
+		$filters       = Listgate_Filters::from_query( $defs );
+		$query         = Listgate_Filters::api_query( $filters, min( 100, max( 1, absint( $atts['per_page'] ) ) ) );
+		$path          = Listgate_Client::site_path( 'listings' );
+		$query['page'] = self::page_to_show( $path, $query );
 
-		$result = Listgate_Client::get( Listgate_Client::site_path( 'listings' ), $query );
+		$result = Listgate_Client::get( $path, $query );
 		if ( '' !== $result['error'] && 'invalid' !== $result['error'] ) {
 			return self::failure( $result );
 		}
-		$fields = Listgate_Client::get( Listgate_Client::site_path( 'fields' ), array( 'per_page' => 100 ) );
 		$html  = '<div class="listgate listgate-listings">';
-		$html .= listgate_render( 'filters', self::filter_args( $filters, '' === $fields['error'] ? $fields['data'] : null ) );
+		$html .= listgate_render( 'filters', Listgate_Filters::form_args( $filters, $defs ) );
 		if ( 'invalid' === $result['error'] ) {
 			$html .= listgate_render( 'empty', array( 'message' => __( 'These search filters could not be used. Please change them and search again.', 'listgate' ) ) );
 		} else {
@@ -174,10 +170,10 @@ class Listgate_Shortcodes {
 		if ( ! listgate_is_connected() ) {
 			return self::not_connected();
 		}
-		$ref = trim( (string) $atts['ref'] );
+		$ref        = trim( (string) $atts['ref'] );
 		$from_query = false;
 		if ( '' === $ref ) {
-			$ref        = listgate_query_var( 'lg_listing' );
+			$ref        = self::listing_param();
 			$from_query = true;
 		}
 		if ( '' === $ref ) {
@@ -212,7 +208,7 @@ class Listgate_Shortcodes {
 		}
 		// A featured card links to lg_listing on this page: when nothing else
 		// on the page shows that listing, this shortcode does.
-		$ref = listgate_query_var( 'lg_listing' );
+		$ref = self::listing_param();
 		if ( '' !== $ref && '' === trim( (string) $atts['page'] ) && ! self::page_shows_listing() ) {
 			return self::single( $ref, true );
 		}
@@ -251,15 +247,31 @@ class Listgate_Shortcodes {
 	}
 
 	/**
+	 * The lg_listing query parameter as the visitor sent it (unslashed, not
+	 * sanitised: single() checks it against LISTING_PARAM).
+	 *
+	 * @return string "" when absent or empty.
+	 */
+	private static function listing_param() {
+		// phpcs:ignore WordPress.Security.NonceVerification.Recommended -- read-only visitor parameter.
+		if ( ! isset( $_GET['lg_listing'] ) || ! is_string( $_GET['lg_listing'] ) ) {
+			return '';
+		}
+		// phpcs:ignore WordPress.Security.NonceVerification.Recommended, WordPress.Security.ValidatedSanitizedInput.InputNotSanitized -- checked against LISTING_PARAM before any use.
+		return trim( wp_unslash( $_GET['lg_listing'] ) );
+	}
+
+	/**
 	 * The single view of a listing.
 	 *
 	 * @param string $ref        The listing_ref, listing_id or AGENCYID:UNIQUEID.
-	 * @param bool   $from_query Whether the ref came from lg_listing (a back link to the grid is shown).
+	 * @param bool   $from_query Whether the ref came from lg_listing (checked against LISTING_PARAM; a back link to the grid is shown).
 	 * @return string
 	 */
 	private static function single( $ref, $from_query ) {
-		$back = $from_query ? listgate_current_url( array( 'lg_listing' ) ) : '';
-		if ( ! preg_match( '/^[A-Za-z0-9][A-Za-z0-9:_.\-]{0,199}$/', $ref ) ) {
+		$back  = $from_query ? listgate_current_url( array( 'lg_listing' ) ) : '';
+		$valid = $from_query ? (bool) preg_match( self::LISTING_PARAM, $ref ) : (bool) preg_match( '/^[A-Za-z0-9][A-Za-z0-9:_.\-]{0,199}$/', $ref );
+		if ( ! $valid ) {
 			return listgate_render(
 				'empty',
 				array(
@@ -312,167 +324,34 @@ class Listgate_Shortcodes {
 	}
 
 	/**
-	 * The visitor's filters from the query string, checked.
+	 * The page of the grid to show: lg_page, at most MAX_PAGE (higher or
+	 * unreadable: 1) and at most the last page of the answer for page 1 of
+	 * the same filters. When that answer is not cached, page 1 is read
+	 * first (it is the page most visitors see anyway), so a page past the
+	 * end costs no more than reading page 1 and the last page.
 	 *
-	 * @return array lg_* => value ("" when unset or unusable).
+	 * @param string $path  The listings path.
+	 * @param array  $query The query for page 1.
+	 * @return int
 	 */
-	private static function current_filters() {
-		$type = listgate_query_var( 'lg_type' );
-		if ( ! in_array( $type, self::TYPES, true ) ) {
-			$type = '';
+	private static function page_to_show( $path, $query ) {
+		$raw = listgate_query_var( 'lg_page' );
+		if ( '' === $raw || ! ctype_digit( $raw ) || strlen( $raw ) > 4 ) {
+			return 1;
 		}
-		$suburb = listgate_query_var( 'lg_suburb' );
-		if ( strlen( $suburb ) > 100 ) {
-			$suburb = '';
+		$page = (int) $raw;
+		if ( $page <= 1 || $page > self::MAX_PAGE ) {
+			return 1;
 		}
-		$min      = self::amount( listgate_query_var( 'lg_price_min' ) );
-		$max      = self::amount( listgate_query_var( 'lg_price_max' ) );
-		$bedrooms = listgate_query_var( 'lg_bedrooms' );
-		$bedrooms = ctype_digit( $bedrooms ) ? (int) $bedrooms : 0;
-		if ( '' !== $min && '' !== $max && (int) $min > (int) $max ) {
-			list( $min, $max ) = array( $max, $min );
+		$first = Listgate_Client::peek( $path, $query );
+		if ( null === $first ) {
+			$result = Listgate_Client::get( $path, $query );
+			$first  = '' === $result['error'] ? $result['data'] : null;
 		}
-		return array(
-			'lg_type'      => $type,
-			'lg_suburb'    => $suburb,
-			'lg_price_min' => $min,
-			'lg_price_max' => $max,
-			'lg_bedrooms'  => $bedrooms > 0 && $bedrooms <= 100 ? (string) $bedrooms : '',
-		);
-	}
-
-	/**
-	 * A price typed by a visitor ("750,000", "$1.2m" is not understood) as
-	 * whole dollars.
-	 *
-	 * @param string $raw The input.
-	 * @return string Digits, or "".
-	 */
-	private static function amount( $raw ) {
-		$raw = str_replace( array( ',', '$', ' ' ), '', $raw );
-		if ( '' === $raw || ! is_numeric( $raw ) || (float) $raw < 0 || (float) $raw > 1e12 ) {
-			return '';
+		if ( is_array( $first ) && isset( $first['meta']['total_pages'] ) && is_numeric( $first['meta']['total_pages'] ) ) {
+			$page = min( $page, max( 1, (int) $first['meta']['total_pages'] ) );
 		}
-		return (string) (int) floor( (float) $raw );
-	}
-
-	/**
-	 * The variables of the filters template.
-	 *
-	 * @param array      $filters The current filters.
-	 * @param array|null $fields  The /fields collection, or null when it could not be read.
-	 * @return array
-	 */
-	private static function filter_args( $filters, $fields ) {
-		$defs = array();
-		if ( is_array( $fields ) && isset( $fields['data'] ) && is_array( $fields['data'] ) ) {
-			foreach ( $fields['data'] as $field ) {
-				if ( is_array( $field ) && isset( $field['name'] ) && is_string( $field['name'] ) ) {
-					$defs[ $field['name'] ] = $field;
-				}
-			}
-		}
-
-		$types = array();
-		foreach ( self::field_values( $defs, 'type' ) as $value => $count ) {
-			if ( in_array( $value, self::TYPES, true ) && ( $count > 0 || $value === $filters['lg_type'] ) ) {
-				$types[ $value ] = self::option_label( Listgate_Format::type_label( $value ), $count );
-			}
-		}
-		if ( '' !== $filters['lg_type'] && ! isset( $types[ $filters['lg_type'] ] ) ) {
-			$types[ $filters['lg_type'] ] = Listgate_Format::type_label( $filters['lg_type'] );
-		}
-
-		$suburbs = array();
-		foreach ( self::field_values( $defs, 'suburb' ) as $value => $count ) {
-			$suburbs[ $value ] = self::option_label( $value, $count );
-		}
-		if ( '' !== $filters['lg_suburb'] && ! isset( $suburbs[ $filters['lg_suburb'] ] ) ) {
-			$suburbs[ $filters['lg_suburb'] ] = $filters['lg_suburb'];
-		}
-
-		$max_beds = 5;
-		if ( isset( $defs['bedrooms']['max'] ) && is_numeric( $defs['bedrooms']['max'] ) ) {
-			$max_beds = max( 1, min( 10, (int) $defs['bedrooms']['max'] ) );
-		}
-		$max_beds = max( $max_beds, (int) $filters['lg_bedrooms'] );
-		$bedrooms = array();
-		for ( $n = 1; $n <= $max_beds; $n++ ) {
-			/* translators: %d: number of bedrooms. */
-			$bedrooms[ (string) $n ] = sprintf( _n( '%d+ bedroom', '%d+ bedrooms', $n, 'listgate' ), $n );
-		}
-
-		return array(
-			'values'      => $filters,
-			'types'       => $types,
-			'suburbs'     => $suburbs,
-			'bedrooms'    => $bedrooms,
-			'action'      => self::form_action(),
-			'hidden'      => self::other_query_vars(),
-			'reset_url'   => remove_query_arg( array_merge( array_keys( self::FILTERS ), array( 'lg_page', 'lg_listing', 'lg_enquiry' ) ) ),
-			'has_filters' => '' !== implode( '', $filters ),
-		);
-	}
-
-	/**
-	 * The values of a field definition with their counts.
-	 *
-	 * @param array  $defs Field definitions by name.
-	 * @param string $name The field.
-	 * @return array value => count.
-	 */
-	private static function field_values( $defs, $name ) {
-		$out = array();
-		if ( ! isset( $defs[ $name ]['values'] ) || ! is_array( $defs[ $name ]['values'] ) ) {
-			return $out;
-		}
-		foreach ( $defs[ $name ]['values'] as $v ) {
-			if ( is_array( $v ) && isset( $v['value'] ) && is_scalar( $v['value'] ) && '' !== (string) $v['value'] ) {
-				$out[ (string) $v['value'] ] = isset( $v['count'] ) && is_numeric( $v['count'] ) ? (int) $v['count'] : 0;
-			}
-		}
-		return $out;
-	}
-
-	/**
-	 * An option's label with its count.
-	 *
-	 * @param string $label The label.
-	 * @param int    $count Current listings with the value.
-	 * @return string
-	 */
-	private static function option_label( $label, $count ) {
-		return $count > 0 ? sprintf( '%s (%s)', $label, number_format_i18n( $count ) ) : $label;
-	}
-
-	/**
-	 * The filter form's action: the current path without its query (the
-	 * query variables are carried as hidden inputs).
-	 *
-	 * @return string
-	 */
-	private static function form_action() {
-		$uri  = isset( $_SERVER['REQUEST_URI'] ) ? esc_url_raw( wp_unslash( $_SERVER['REQUEST_URI'] ) ) : '/';
-		$path = strtok( $uri, '?#' );
-		return false === $path || '' === $path ? '/' : $path;
-	}
-
-	/**
-	 * The current query variables that are not the plugin's (page_id, …),
-	 * to keep them in the filter form.
-	 *
-	 * @return array name => value.
-	 */
-	private static function other_query_vars() {
-		$out = array();
-		// phpcs:ignore WordPress.Security.NonceVerification.Recommended -- read-only: copied into a GET form.
-		foreach ( $_GET as $name => $value ) {
-			if ( ! is_string( $name ) || ! is_string( $value ) || str_starts_with( $name, 'lg_' ) || ! preg_match( '/^[A-Za-z0-9_\-]{1,64}$/', $name ) ) {
-				continue;
-			}
-			$out[ $name ] = sanitize_text_field( wp_unslash( $value ) );
-		}
-		return $out;
+		return $page;
 	}
 
 	/**
