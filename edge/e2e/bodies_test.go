@@ -103,7 +103,7 @@ func TestBodiesDecidedBeforeRead(t *testing.T) {
 				t.Errorf("%s: %d %s, want %d", name, st, body, tc.status)
 			}
 			// Socket buffers hold a few MB; the edge reads at most 8 KiB
-			// before it decides and 1 MiB while it closes.
+			// before it decides and 256 KiB while it closes.
 			if sent > 16<<20 {
 				t.Errorf("%s: the client got %d MB into the edge", name, sent>>20)
 			}

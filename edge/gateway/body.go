@@ -101,9 +101,10 @@ func readBody(ctx *fasthttp.RequestCtx, limit int) *apierror.Error {
 // written first, then up to lingerBytes of what the client still sends
 // are read and dropped for at most lingerTime before the connection
 // closes, so that a client still writing its body reads the answer
-// instead of a reset (what nginx's lingering_close and net/http do).
+// instead of a reset (what nginx's lingering_close and net/http do; 256 KiB
+// is net/http's).
 const (
-	lingerBytes = 1 << 20
+	lingerBytes = 256 << 10
 	lingerTime  = 2 * time.Second
 )
 
