@@ -3,12 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,29 +17,35 @@ import (
 	"time"
 )
 
-// uploadFloodBytes is each flood upload's announced size (48 MiB), under
-// the edge's 50 MiB feed limit, so only the missing token refuses it.
 const (
-	uploadFloodBytes   = 48 << 20
-	uploadFloodClients = 16
-	uploadFloodGrowth  = 64 << 20 // the edge's RSS may grow this much at most
+	floodClients = 16
+	floodBytes   = 48 << 20 // each upload's Content-Length, under the 50 MiB feed limit
+	floodGrowth  = 64 << 20 // the edge's RSS must grow less than this
 )
 
-// drillUploadFlood: cached reads through the edge alone, then the same
-// reads while 16 clients without credentials each send 48 MiB feed uploads
-// over and over, as fast as their sockets take them (no Expect: 100-continue,
-// which would make refusing them trivial). The edge must refuse each before
-// reading it: its RSS, sampled every 100 ms, may not grow by 64 MiB, every
-// flood answer is a 401 (or a 429 once the address passes the limit of the
-// routes without a key), and the readers get only 200s. The readers'
-// latency beside the flood is reported, not judged: the flood's clients
-// share the machine's two cores with the edge.
+// floodHead is an upload without credentials and without "Expect:
+// 100-continue" (which would let the edge refuse it before any body).
+var floodHead = "POST /v1/feeds HTTP/1.1\r\nHost: listgate\r\nContent-Type: application/xml\r\nContent-Length: " +
+	strconv.Itoa(floodBytes) + "\r\n\r\n"
+
+// drillUploadFlood reads cached pages through one edge with a few readers
+// alone, then again while 16 clients without credentials each send 48 MiB
+// feed uploads over and over, sampling the edge's RSS every 100 ms. It
+// fails when the RSS grows by 64 MiB or more, when an upload is answered
+// anything but 401 (or not at all), or when a read is answered anything
+// but 200 or 304. The per-address limit of the routes without a key is
+// lifted, so that every upload reaches the token check (from one address
+// they would get 429 from the 121st of the minute on).
 func drillUploadFlood(ctx context.Context, p drillParams) (map[string]any, string, error) {
-	sys, err := startSystem(ctx)
+	sys, err := startSystemWith(ctx, systemOptions{EdgeConfig: "public_limit: 1000000\n"})
 	if err != nil {
 		return nil, "", err
 	}
 	defer sys.close()
+	pid, err := pidRunning(sys.edgeBin)
+	if err != nil {
+		return nil, "", err
+	}
 	d := newDriver(sys.edgeURLs())
 	defer d.close()
 	paths := cachedPaths(sys.siteID)
@@ -46,250 +53,162 @@ func drillUploadFlood(ctx context.Context, p drillParams) (map[string]any, strin
 		return nil, "", err
 	}
 	phase := max(p.pre, time.Second)
-	rss := startRSSSampler(sys.edge.PID())
-	base := rss.peak()
+	rss, cpu := startRSSSampler(pid), newCPUMeter(pid, os.Getpid())
 	alone := readPhase(d, "alone", paths, sys.readKey, p.readWorkers, phase)
-	// The control: the same flood at a bare sink that refuses each upload
-	// as the edge does (answer, then read at most 256 KiB), so the readers'
-	// loss to the flood's clients on the shared cores is told from the
-	// edge's own.
-	sink, err := startRefusingSink()
-	if err != nil {
-		return nil, "", err
-	}
-	ctrl := startUploadFlood(sink.Addr().String(), uploadFloodClients)
-	control := readPhase(d, "control", paths, sys.readKey, p.readWorkers, phase)
-	ctrl.stop()
-	sink.Close()
-	flood := startUploadFlood(sys.edge.Addr, uploadFloodClients)
+	base, coresAlone := rss.restart(), cpu.cores()
+	flood := startUploadFlood(sys.edge.Addr)
 	during := readPhase(d, "flood", paths, sys.readKey, p.readWorkers, phase)
-	answers := flood.stop()
-	peak := rss.stop()
+	answers, coresFlood := flood.stop(), cpu.cores()
+	peak, samples, rssErr := rss.stop()
 	data := map[string]any{"rss_base_mib": mib(base), "rss_peak_mib": mib(peak), "rss_growth_mib": mib(peak - base),
-		"flood_answers": answers, "flood_mib_sent": mib(flood.sent.Load()),
-		"readers_alone": alone, "readers_during": during, "readers_flood_at_sink": control,
-		"rps_ratio_edge_flood_to_sink_flood": during.RPS / control.RPS}
-	line := fmt.Sprintf("edge RSS %.0f → peak %.0f MiB (+%.1f) under %d unauthenticated 48 MiB uploads (%v answers, %.0f MiB sent); readers %.0f req/s p99 %.2f ms alone, %.0f req/s p99 %.2f ms with the flood at a bare sink, %.0f req/s p99 %.2f ms with it at the edge (%.2f× the sink's)",
-		mib(base), mib(peak), mib(peak-base), uploadFloodClients, answers, mib(flood.sent.Load()), alone.RPS, alone.P99,
-		control.RPS, control.P99, during.RPS, during.P99, during.RPS/control.RPS)
+		"rss_samples": samples, "flood_answers": answers, "flood_mib_sent": mib(flood.sent),
+		"flood_max_mib_sent_per_upload": mib(flood.maxSent), "readers_alone": alone, "readers_during": during,
+		"p99_ratio": during.P99 / alone.P99, "rps_ratio": during.RPS / alone.RPS,
+		"cores_edge_bench_alone": coresAlone, "cores_edge_bench_flood": coresFlood}
+	line := fmt.Sprintf("edge RSS %.0f → peak %.0f MiB (+%.1f) under %d clients' unauthenticated 48 MiB uploads (answers %v, %.0f MiB sent, at most %.1f MiB of one); readers %.0f req/s p99 %.1f ms alone, %.0f req/s p99 %.1f ms beside the flood (p99 %.1f×, req/s %.2f×); cores used by the edge and the bench's clients %.2f/%.2f alone, %.2f/%.2f with the flood",
+		mib(base), mib(peak), mib(peak-base), floodClients, answers, mib(flood.sent), mib(flood.maxSent),
+		alone.RPS, alone.P99, during.RPS, during.P99, during.P99/alone.P99, during.RPS/alone.RPS,
+		coresAlone[0], coresAlone[1], coresFlood[0], coresFlood[1])
+	return data, line, floodProblems(answers, rssErr, peak-base, alone, during)
+}
+
+// floodProblems are the drill's failed conditions, nil when none failed.
+func floodProblems(answers map[string]int, rssErr error, growth int64, reads ...readResult) error {
 	var problems []string
-	if peak-base >= uploadFloodGrowth {
-		problems = append(problems, fmt.Sprintf("the edge grew %.0f MiB", mib(peak-base)))
+	if rssErr != nil {
+		problems = append(problems, rssErr.Error())
 	}
-	// 401 (no token) or 429 (the per-address limit of the routes without
-	// a key): both before the body.
-	for st, n := range answers {
-		if st != 401 && st != 429 {
-			problems = append(problems, fmt.Sprintf("%d flood answers %d", n, st))
+	if growth >= floodGrowth {
+		problems = append(problems, fmt.Sprintf("the edge's RSS grew %.0f MiB", mib(growth)))
+	}
+	for _, a := range slices.Sorted(maps.Keys(answers)) {
+		if a != "401" {
+			problems = append(problems, fmt.Sprintf("%d uploads: %s", answers[a], a))
 		}
 	}
-	if answers[401] == 0 {
-		problems = append(problems, "no flood upload was answered")
+	if answers["401"] == 0 {
+		problems = append(problems, "no upload was answered 401")
 	}
-	for name, r := range map[string]readResult{"alone": alone, "during the flood": during} {
-		if r.Other > 0 {
-			problems = append(problems, fmt.Sprintf("%d reads %s not 200", r.Other, name))
+	for _, r := range reads {
+		for st, n := range r.Statuses {
+			if st != 200 && st != 304 {
+				problems = append(problems, fmt.Sprintf("%d reads %s answered %d", n, r.Phase, st))
+			}
 		}
 	}
-	if len(problems) > 0 {
-		return data, line, fmt.Errorf("%s", strings.Join(problems, "; "))
+	if len(problems) == 0 {
+		return nil
 	}
-	return data, line, nil
+	return errors.New(strings.Join(problems, "; "))
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
-// startRefusingSink is a bare TCP server that answers every request 401
-// after its header and closes after reading at most 256 KiB more or 2 s,
-// as the edge refuses an upload without a token.
-func startRefusingSink() (net.Listener, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(2 * time.Second))
-				br := bufio.NewReader(c)
-				for {
-					line, err := br.ReadString('\n')
-					if err != nil {
-						return
-					}
-					if line == "\r\n" {
-						break
-					}
-				}
-				io.WriteString(c, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n")
-				io.CopyN(io.Discard, br, 256<<10)
-			}()
-		}
-	}()
-	return ln, nil
-}
-
-// readResult is one read phase: requests/s, latency percentiles (ms) and
-// the answers other than 200.
+// readResult is one read phase: requests/s, latency percentiles in ms (of
+// the 200s and 304s) and the answers by status (0: transport error).
 type readResult struct {
-	RPS, P50, P99 float64
-	OK, Other     int
+	Phase    string      `json:"-"`
+	RPS      float64     `json:"rps"`
+	P50      float64     `json:"p50_ms"`
+	P99      float64     `json:"p99_ms"`
+	Statuses map[int]int `json:"statuses"`
 }
 
-func readPhase(d *driver, kind string, paths []string, key string, workers int, dur time.Duration) readResult {
+// readPhase reads paths with key for dur, closed loop, with workers.
+func readPhase(d *driver, phase string, paths []string, key string, workers int, dur time.Duration) readResult {
+	hdr := map[string]string{"Authorization": "Bearer " + key}
 	start := time.Now()
-	g := startLoad(workers, dur, 1_000_000, func(i int64) {
-		d.do(kind, int(i%int64(len(d.lb.urls))), "GET", paths[i%int64(len(paths))], nil, map[string]string{"Authorization": "Bearer " + key})
-	})
-	g.wait()
+	startLoad(workers, dur, 1<<24, func(i int64) {
+		d.do(phase, int(i%int64(len(d.lb.urls))), "GET", paths[i%int64(len(paths))], nil, hdr)
+	}).wait()
+	r := readResult{Phase: phase, Statuses: map[int]int{}}
 	var lat []float64
-	var r readResult
 	for _, s := range d.rec.all() {
-		if s.kind != kind {
+		if s.kind != phase {
 			continue
 		}
-		if s.status == 200 {
-			r.OK++
+		r.Statuses[s.status]++
+		if s.status == 200 || s.status == 304 {
 			lat = append(lat, msSince(s.start, s.end))
-		} else {
-			r.Other++
 		}
 	}
-	sort.Float64s(lat)
-	r.RPS = float64(r.OK+r.Other) / time.Since(start).Seconds()
+	r.RPS = float64(len(lat)) / time.Since(start).Seconds()
 	if len(lat) > 0 {
+		slices.Sort(lat)
 		r.P50, r.P99 = lat[len(lat)/2], lat[len(lat)*99/100]
 	}
 	return r
 }
 
-// uploadFlood is the flood's clients; stop ends them and returns the
-// statuses of the answers they read.
+// uploadFlood is the flood's clients. stop ends them and returns their
+// answers by status ("401"), or by what happened instead ("no answer: EOF").
 type uploadFlood struct {
-	done    chan struct{}
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	answers map[int]int
-	sent    atomic.Int64
+	halt          atomic.Bool
+	wg            sync.WaitGroup
+	mu            sync.Mutex
+	answers       map[string]int
+	sent, maxSent int64 // bytes written in all, and of one upload at most
 }
 
-func startUploadFlood(addr string, clients int) *uploadFlood {
-	f := &uploadFlood{done: make(chan struct{}), answers: map[int]int{}}
+// startUploadFlood starts floodClients clients, each sending one upload
+// after another to addr on a new connection, its body from one shared
+// buffer as fast as the socket takes it.
+func startUploadFlood(addr string) *uploadFlood {
+	f := &uploadFlood{answers: map[string]int{}}
 	chunk := make([]byte, 64<<10)
-	head := "POST /v1/feeds HTTP/1.1\r\nHost: edge\r\nContent-Type: application/xml\r\nContent-Length: " +
-		strconv.Itoa(uploadFloodBytes) + "\r\n\r\n"
-	for range clients {
-		f.wg.Add(1)
-		go func() {
-			defer f.wg.Done()
-			for {
-				select {
-				case <-f.done:
-					return
-				default:
-				}
-				f.once(addr, head, chunk)
+	for range floodClients {
+		f.wg.Go(func() {
+			for !f.halt.Load() {
+				f.upload(addr, chunk)
 			}
-		}()
+		})
 	}
 	return f
 }
 
-// once sends one upload until the edge answers and closes, and records
-// the answer.
-func (f *uploadFlood) once(addr, head string, chunk []byte) {
+// upload sends one upload and reads the answer while the body is being
+// written, until the edge closes the connection (or the body is all
+// written).
+func (f *uploadFlood) upload(addr string, chunk []byte) {
 	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 	if err != nil {
+		f.record("dial: "+shortErr(err), 0)
 		time.Sleep(10 * time.Millisecond)
 		return
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
+	written := make(chan int64, 1)
 	go func() {
-		if _, err := io.WriteString(c, head); err != nil {
-			return
+		var sent int64
+		_, err := c.Write([]byte(floodHead))
+		for err == nil && sent < floodBytes {
+			var n int
+			n, err = c.Write(chunk[:min(int64(len(chunk)), floodBytes-sent)])
+			sent += int64(n)
 		}
-		for left := uploadFloodBytes; left > 0; {
-			n, err := c.Write(chunk[:min(len(chunk), left)])
-			f.sent.Add(int64(n))
-			left -= n
-			if err != nil {
-				return
-			}
-		}
+		written <- sent
 	}()
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		return
+	answer := "no answer: "
+	if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
+		answer += shortErr(err)
+	} else {
+		resp.Body.Close()
+		answer = strconv.Itoa(resp.StatusCode)
 	}
-	resp.Body.Close()
-	f.mu.Lock()
-	f.answers[resp.StatusCode]++
-	f.mu.Unlock()
+	f.record(answer, <-written)
 }
 
-func (f *uploadFlood) stop() map[int]int {
-	close(f.done)
-	f.wg.Wait()
+func (f *uploadFlood) record(answer string, sent int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.answers[answer]++
+	f.sent += sent
+	f.maxSent = max(f.maxSent, sent)
+}
+
+func (f *uploadFlood) stop() map[string]int {
+	f.halt.Store(true)
+	f.wg.Wait()
 	return f.answers
-}
-
-// rssSampler reads a process's resident set size every 100 ms and keeps
-// the largest.
-type rssSampler struct {
-	max  atomic.Int64
-	done chan struct{}
-	wg   sync.WaitGroup
-}
-
-func startRSSSampler(pid int) *rssSampler {
-	s := &rssSampler{done: make(chan struct{})}
-	s.max.Store(rssOf(pid))
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.done:
-				return
-			case <-t.C:
-				if v := rssOf(pid); v > s.max.Load() {
-					s.max.Store(v)
-				}
-			}
-		}
-	}()
-	return s
-}
-
-func (s *rssSampler) peak() int64 { return s.max.Load() }
-
-func (s *rssSampler) stop() int64 {
-	close(s.done)
-	s.wg.Wait()
-	return s.max.Load()
-}
-
-// rssOf is VmRSS of /proc/PID/status in bytes, or 0.
-func rssOf(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/listgate/listgate/pkg/devdb"
@@ -29,6 +30,7 @@ type benchSystem struct {
 	originAddr         string             // the origin's address, kept across restarts
 	edge               *devproc.Process   // edges[0]
 	edges              []*devproc.Process // every edge started, killed ones included
+	edgeArgs           []string           // each edge's arguments (its -config)
 	plan               model.Plan
 
 	siteID             string
@@ -48,6 +50,9 @@ type systemOptions struct {
 	Redis bool
 	// Plan is the demo site's plan; empty means Enterprise.
 	Plan model.Plan
+	// EdgeConfig, when not empty, is YAML every edge reads as its -config
+	// file (configs/edge.yaml), e.g. "public_limit: 1000000".
+	EdgeConfig string
 }
 
 // startSystem starts the default system: see systemOptions.
@@ -79,6 +84,13 @@ func startSystemWith(ctx context.Context, o systemOptions) (s *benchSystem, err 
 	}
 	if s.originBin, s.edgeBin, err = binaries(s.dir); err != nil {
 		return nil, err
+	}
+	if o.EdgeConfig != "" {
+		path := filepath.Join(s.dir, "edge.yaml")
+		if err := os.WriteFile(path, []byte(o.EdgeConfig), 0o600); err != nil {
+			return nil, err
+		}
+		s.edgeArgs = []string{"-config", path}
 	}
 	if s.pg, err = startBenchPostgres(ctx); err != nil {
 		return nil, err
@@ -141,7 +153,7 @@ func (s *benchSystem) addEdge(redisURL string, expected int) (*devproc.Process, 
 	if redisURL != "" {
 		env = append(env, "LISTGATE_REDIS_URL="+redisURL, "LISTGATE_EXPECTED_EDGES="+strconv.Itoa(max(expected, 1)))
 	}
-	e, err := devproc.Start(s.edgeBin, devproc.Options{Env: env})
+	e, err := devproc.Start(s.edgeBin, devproc.Options{Env: env, Args: s.edgeArgs})
 	if err != nil {
 		return nil, err
 	}
