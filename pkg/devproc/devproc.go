@@ -143,9 +143,6 @@ func awaitPort(addr string, addrc chan<- string, done <-chan struct{}) {
 	}
 }
 
-// PID is the process's id.
-func (p *Process) PID() int { return p.cmd.Process.Pid }
-
 // URL is http://Addr.
 func (p *Process) URL() string { return "http://" + p.Addr }
 
