@@ -22,7 +22,7 @@ var (
 type redactingLogger struct{ log *slog.Logger }
 
 func (l redactingLogger) Printf(format string, args ...any) {
-	msg := quoted.ReplaceAllStringFunc(sprintf(format, args...), func(q string) string {
+	msg := quoted.ReplaceAllStringFunc(fmt.Sprintf(format, args...), func(q string) string {
 		if addrs.MatchString(q) {
 			return q
 		}
@@ -32,5 +32,3 @@ func (l redactingLogger) Printf(format string, args ...any) {
 	msg = keyLike.ReplaceAllString(msg, "[redacted]")
 	l.log.Warn(msg)
 }
-
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
