@@ -8,7 +8,7 @@ import (
 
 	"github.com/listgate/listgate/edge/keycache"
 	"github.com/listgate/listgate/edge/respcache"
-	"github.com/listgate/listgate/pkg/config"
+	"github.com/listgate/listgate/edge/upstream"
 	"github.com/listgate/listgate/pkg/eventstream"
 	"github.com/listgate/listgate/pkg/model"
 )
@@ -17,10 +17,10 @@ import (
 // ctx ends: revoked and changed keys are dropped, plan changes apply to
 // every cached key of the site, and a stream that cannot say what was
 // missed purges everything.
-func followEvents(ctx context.Context, cfg config.Edge, keys *keycache.Cache, cache *respcache.Cache, log *slog.Logger) (*eventstream.Stream, error) {
+func followEvents(ctx context.Context, origins *upstream.Origins, keys *keycache.Cache, cache *respcache.Cache, log *slog.Logger) (*eventstream.Stream, error) {
 	return eventstream.Subscribe(ctx, eventstream.Options{
-		URL:           cfg.OriginURL + "/internal/v1/events",
-		InternalToken: cfg.InternalToken,
+		Next:          func() string { return origins.Pick().URL + "/internal/v1/events" },
+		InternalToken: origins.InternalToken(),
 		Log:           log,
 		OnReset: func() {
 			keys.Purge()

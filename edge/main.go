@@ -23,6 +23,7 @@ import (
 	"github.com/listgate/listgate/edge/gateway"
 	"github.com/listgate/listgate/edge/keycache"
 	"github.com/listgate/listgate/edge/respcache"
+	"github.com/listgate/listgate/edge/upstream"
 	"github.com/listgate/listgate/edge/usage"
 	"github.com/listgate/listgate/pkg/config"
 	"github.com/listgate/listgate/pkg/ratelimit"
@@ -63,15 +64,19 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	defer ln.Close()
-	if err := checkOrigin(cfg, 5*time.Second); err != nil {
-		return err
-	}
-
-	introspect, err := keycache.OriginIntrospector(cfg.OriginURL, cfg.InternalToken, 0)
+	origins, err := upstream.New(upstream.Options{URLs: cfg.OriginURLs(), InternalToken: cfg.InternalToken,
+		Timeout: cfg.OriginTimeout, StreamTimeout: max(cfg.OriginTimeout, cfg.UploadTimeout),
+		HealthInterval: cfg.OriginHealthInterval, Log: log})
 	if err != nil {
 		return err
 	}
-	keys, err := keycache.New(introspect, keycache.Options{TTL: cfg.KeyTTL, NegativeTTL: cfg.NegativeKeyTTL})
+	if err := checkOrigins(origins, 5*time.Second, log); err != nil {
+		return err
+	}
+	origins.Check()
+	go origins.Run(ctx)
+
+	keys, err := keycache.New(keycache.OriginIntrospector(origins, 0), keycache.Options{TTL: cfg.KeyTTL, NegativeTTL: cfg.NegativeKeyTTL})
 	if err != nil {
 		return err
 	}
@@ -92,16 +97,13 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer cache.Close()
-	reporter, err := usage.New(cfg.OriginURL, cfg.InternalToken, 10*time.Second, log)
-	if err != nil {
-		return err
-	}
+	reporter := usage.New(origins, 10*time.Second, log)
 	reportDone := make(chan struct{})
 	go func() { defer close(reportDone); reporter.Run(ctx) }()
 	defer func() { <-reportDone }()
 	gw, err := gateway.New(gateway.Config{
 		Cache: cache, Usage: reporter,
-		OriginURL: cfg.OriginURL, InternalToken: cfg.InternalToken, Keys: keys, Limiter: limiter,
+		Origins: origins, Keys: keys, Limiter: limiter,
 		PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimit: cfg.PublicLimit,
 		TrustedProxies: cfg.TrustedPrefixes(), OriginTimeout: cfg.OriginTimeout, Log: log,
 		MaxUploadBytes: cfg.MaxBodyBytes, UploadTimeout: cfg.UploadTimeout, MaxUploads: cfg.MaxUploads,
@@ -112,11 +114,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	registerCacheMetrics(keys, cache)
-	stream, err := followEvents(ctx, cfg, keys, cache, log)
+	stream, err := followEvents(ctx, origins, keys, cache, log)
 	if err != nil {
 		return err
 	}
-	gw.SetSynced(stream.Connected)
+	// A stream moving to another origin (a deploy) is not unready.
+	gw.SetSynced(func() bool { return stream.SyncedWithin(5 * time.Second) })
 
 	srv := &fasthttp.Server{
 		Handler:            gw.Handler,

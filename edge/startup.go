@@ -2,37 +2,74 @@ package main
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/listgate/listgate/pkg/config"
+	"github.com/listgate/listgate/edge/upstream"
 )
 
-// checkOrigin asks the origin, once, whether it takes this edge's internal
-// token (a key introspection of a hash no key has), so that a start-up
-// with a wrong token or an unreachable origin fails at once and says which,
-// instead of serving 503s.
-func checkOrigin(cfg config.Edge, timeout time.Duration) error {
+// checkOrigins asks each origin, once and at the same time, whether it
+// takes this edge's internal token (a key introspection of a hash no key
+// has), so that a start-up with a wrong token fails at once and says so,
+// instead of serving 503s. An origin that refuses the token or is not a
+// Listgate origin fails the start-up; so does finding none reachable. One
+// unreachable while another answers is left ejected until its /readyz
+// answers: origins are deployed one at a time, and an edge may start in
+// the middle of it.
+func checkOrigins(origins *upstream.Origins, timeout time.Duration, log *slog.Logger) error {
+	list := origins.List()
+	errs := make([]error, len(list))
+	reachable := make([]bool, len(list))
+	done := make(chan int, len(list))
+	for i, or := range list {
+		go func() {
+			reachable[i], errs[i] = checkOrigin(or, timeout)
+			done <- i
+		}()
+	}
+	for range list {
+		<-done
+	}
+	var unreachable []error
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case reachable[i]:
+			return err
+		default:
+			unreachable = append(unreachable, err)
+		}
+	}
+	if len(unreachable) == len(list) {
+		return errors.Join(unreachable...)
+	}
+	for _, err := range unreachable {
+		log.Warn("origin unreachable at start-up; it takes requests once its /readyz answers", "err", err)
+	}
+	return nil
+}
+
+func checkOrigin(or *upstream.Origin, timeout time.Duration) (reachable bool, err error) {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI(cfg.OriginURL + "/internal/v1/keys/introspect")
+	req.SetRequestURI("/internal/v1/keys/introspect")
 	req.Header.SetMethod(fasthttp.MethodPost)
 	req.Header.SetContentType("application/json")
-	req.Header.Set("X-Listgate-Internal-Token", cfg.InternalToken)
 	var zero [32]byte
 	req.SetBodyString(`{"key_hash":"` + hex.EncodeToString(zero[:]) + `"}`)
-	c := &fasthttp.Client{NoDefaultUserAgentHeader: true}
-	if err := c.DoTimeout(req, resp, timeout); err != nil {
-		return fmt.Errorf("origin %s unreachable: %w", cfg.OriginURL, err)
+	if err := or.Do(req, resp, timeout); err != nil {
+		return false, fmt.Errorf("origin %s unreachable: %w", or.URL, err)
 	}
 	switch st := resp.StatusCode(); {
 	case st == fasthttp.StatusUnauthorized || st == fasthttp.StatusForbidden:
-		return fmt.Errorf("origin %s refused this edge's internal token (%d): LISTGATE_INTERNAL_TOKEN must be the origin's", cfg.OriginURL, st)
+		return true, fmt.Errorf("origin %s refused this edge's internal token (%d): LISTGATE_INTERNAL_TOKEN must be the origin's", or.URL, st)
 	case st != fasthttp.StatusOK:
-		return fmt.Errorf("origin %s answered %d to a key introspection: is it a Listgate origin?", cfg.OriginURL, st)
+		return true, fmt.Errorf("origin %s answered %d to a key introspection: is it a Listgate origin?", or.URL, st)
 	}
-	return nil
+	return true, nil
 }

@@ -233,7 +233,7 @@ func (g *Gateway) forwardUpload(ctx *fasthttp.RequestCtx, rt *route, ip netip.Ad
 	}
 	g.prepare(req, nil, requestIDOf(ctx), ip)
 	resp := &ctx.Response
-	err := g.origin.Do(req, resp)
+	err := g.origin.Stream(req, resp, time.Now().Add(g.cfg.UploadTimeout+g.cfg.OriginTimeout))
 	resp.Header.SetBytesV("X-Request-Id", req.Header.Peek("X-Request-Id"))
 	switch {
 	case err == nil:

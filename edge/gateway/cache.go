@@ -144,7 +144,7 @@ func (g *Gateway) refresh(ctx *fasthttp.RequestCtx, rt *route, info *keycache.In
 		resp := fasthttp.AcquireResponse()
 		defer fasthttp.ReleaseResponse(resp)
 		g.prepare(req, &id, reqID, ip)
-		if err := g.origin.DoTimeout(req, resp, g.cfg.OriginTimeout); err != nil {
+		if err := g.origin.Do(req, resp, g.cfg.OriginTimeout); err != nil {
 			g.log.Warn("background refresh failed", "err", err, "route", rt.name)
 			return
 		}

@@ -13,11 +13,10 @@ import (
 // headers only with the internal token; the edge drops whatever a client
 // sent under these names.
 const (
-	hdrSite          = "X-Listgate-Site"
-	hdrKeyID         = "X-Listgate-Key-Id"
-	hdrScopes        = "X-Listgate-Scopes"
-	hdrInternalToken = "X-Listgate-Internal-Token"
-	hdrClientIP      = "X-Listgate-Client-Ip"
+	hdrSite     = "X-Listgate-Site"
+	hdrKeyID    = "X-Listgate-Key-Id"
+	hdrScopes   = "X-Listgate-Scopes"
+	hdrClientIP = "X-Listgate-Client-Ip"
 )
 
 var listgatePrefix = []byte("X-Listgate-")
@@ -41,7 +40,7 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *route, info *keycache.In
 // request id it keeps.
 func (g *Gateway) exchange(ctx *fasthttp.RequestCtx, rt *route, req *fasthttp.Request) bool {
 	resp := &ctx.Response
-	err := g.origin.Do(req, resp)
+	err := g.origin.Do(req, resp, g.cfg.OriginTimeout)
 	// Do replaced the response headers; the id is on the origin request.
 	resp.Header.SetBytesV("X-Request-Id", req.Header.Peek("X-Request-Id"))
 	if err != nil {
@@ -64,12 +63,11 @@ func (g *Gateway) originFailed(ctx *fasthttp.RequestCtx, rt *route, err error) {
 
 // prepare turns a client's request into the origin's: hop-by-hop and
 // client-sent X-Listgate-* headers out, the key out and the identity in
-// (info nil: a public route), the internal token, request id and client IP.
+// (info nil: a public route), the request id and client IP. The origins'
+// client sets the scheme, host and internal token, whatever an
+// absolute-form target said.
 func (g *Gateway) prepare(req *fasthttp.Request, info *keycache.Info, reqID []byte, ip netip.Addr) {
 	h := &req.Header
-	// The origin's scheme and host, whatever an absolute-form target said.
-	req.URI().SetScheme(map[bool]string{false: "http", true: "https"}[g.origin.IsTLS])
-	req.URI().SetHost(g.origin.Addr)
 	for _, name := range hopHeaders {
 		h.Del(name)
 	}
@@ -82,7 +80,6 @@ func (g *Gateway) prepare(req *fasthttp.Request, info *keycache.Info, reqID []by
 		h.Set(hdrKeyID, info.KeyID)
 		h.Set(hdrScopes, info.Scopes.String())
 	}
-	h.Set(hdrInternalToken, g.cfg.InternalToken)
 	h.SetBytesV("X-Request-Id", reqID)
 	var ipBuf [64]byte
 	h.SetBytesV(hdrClientIP, ip.AppendTo(ipBuf[:0]))

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"net/url"
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
@@ -55,11 +54,10 @@ var _ Keys = (*keycache.Cache)(nil)
 
 // Config holds what New needs. Fields document their defaults.
 type Config struct {
-	// OriginURL is the origin's base URL, e.g. http://127.0.0.1:8081.
-	OriginURL string
-	// InternalToken goes to the origin with every forwarded request.
-	InternalToken string
-	Keys          Keys
+	// Origins is the client to the origins: every forwarded request and
+	// cache fill goes through it. Required.
+	Origins *upstream.Origins
+	Keys    Keys
 	// Limiter enforces the sites' plan limits.
 	Limiter Limiter
 	// PublicLimiter and PublicLimit bound the routes that need no key, per
@@ -103,13 +101,12 @@ type Gateway struct {
 	cfg      Config
 	log      *slog.Logger
 	now      func() time.Time
-	origin   *fasthttp.HostClient
+	origin   *upstream.Origins
 	router   *router.Router
 	idPrefix []byte
 	idSeq    atomic.Uint64
 	metrics  *gatewayMetrics
 	cache    *respcache.Cache
-	ready    readiness
 	// synced reports whether the event stream is followed (SetSynced).
 	synced atomic.Pointer[func() bool]
 	// uploads holds a token per feed upload streaming now; uploaders the
@@ -125,12 +122,8 @@ type Gateway struct {
 
 // New builds the gateway and its route table.
 func New(cfg Config) (*Gateway, error) {
-	u, err := url.Parse(cfg.OriginURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("gateway: origin url %q", cfg.OriginURL)
-	}
-	if cfg.Keys == nil || cfg.Limiter == nil || cfg.PublicLimiter == nil {
-		return nil, fmt.Errorf("gateway: Keys, Limiter and PublicLimiter are required")
+	if cfg.Origins == nil || cfg.Keys == nil || cfg.Limiter == nil || cfg.PublicLimiter == nil {
+		return nil, fmt.Errorf("gateway: Origins, Keys, Limiter and PublicLimiter are required")
 	}
 	if cfg.PublicLimit <= 0 {
 		cfg.PublicLimit = 120
@@ -165,25 +158,7 @@ func New(cfg Config) (*Gateway, error) {
 	if g.now == nil {
 		g.now = time.Now
 	}
-	host := u.Host
-	if u.Port() == "" {
-		host += map[string]string{"http": ":80", "https": ":443"}[u.Scheme]
-	}
-	g.origin = &fasthttp.HostClient{
-		Addr:                host,
-		IsTLS:               u.Scheme == "https",
-		MaxConns:            1024,
-		MaxIdleConnDuration: 30 * time.Second,
-		ReadTimeout:         cfg.OriginTimeout,
-		WriteTimeout:        max(cfg.OriginTimeout, cfg.UploadTimeout), // a feed upload streams through
-
-		MaxResponseBodySize:           cfg.MaxResponseBytes,
-		NoDefaultUserAgentHeader:      true,
-		DisableHeaderNamesNormalizing: false,
-		DisablePathNormalizing:        true,
-	}
-	// A restarted origin costs no request (package upstream).
-	upstream.Configure(g.origin, 0, g.origin.CloseIdleConnections)
+	g.origin = cfg.Origins
 	var p [6]byte
 	rand.Read(p[:])
 	g.idPrefix = []byte(hex.EncodeToString(p[:]) + "-")

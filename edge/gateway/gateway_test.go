@@ -15,6 +15,7 @@ import (
 
 	"github.com/listgate/listgate/edge/keycache"
 	"github.com/listgate/listgate/edge/respcache"
+	"github.com/listgate/listgate/edge/upstream"
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/ratelimit"
 )
@@ -48,7 +49,7 @@ func newTestGateway(tb testing.TB, key string, limit int) (*Gateway, *respcache.
 	}
 	tb.Cleanup(cache.Close)
 	g, err := New(Config{
-		OriginURL: "http://127.0.0.1:1", InternalToken: "token-0123456789abcdef0123456789abcdef",
+		Origins: testOrigins(tb, "http://127.0.0.1:1"),
 		Keys: fixedKeys{hash: apikey.Hash(key), info: keycache.Info{Active: true, KeyID: "k1", SiteID: testSite,
 			Scopes: apikey.ReadOnly, Limit: limit}},
 		Limiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}),
@@ -245,7 +246,13 @@ func TestNotReadyUntilSynced(t *testing.T) {
 	synced = true
 	ctx = request("GET", "/readyz", nil)
 	g.Handler(ctx)
-	// Synced, it asks the origin, which this gateway cannot reach.
+	if ctx.Response.StatusCode() != 200 {
+		t.Errorf("synced, origin not yet checked: %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+	// Synced, it needs an origin whose /readyz answers; this one cannot be reached.
+	g.origin.Check()
+	ctx = request("GET", "/readyz", nil)
+	g.Handler(ctx)
 	if ctx.Response.StatusCode() != 503 || bytes.Contains(ctx.Response.Body(), []byte("event stream")) {
 		t.Errorf("synced: %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
 	}
@@ -266,4 +273,15 @@ func TestForwardedProtoOnlyFromTrustedProxies(t *testing.T) {
 	if v := ctx.Request.Header.Peek("X-Forwarded-Proto"); string(v) != "https" {
 		t.Errorf("a trusted proxy's X-Forwarded-Proto dropped: %q", v)
 	}
+}
+
+// testOrigins is a client to the origins at urls, with the tests' token.
+func testOrigins(tb testing.TB, urls ...string) *upstream.Origins {
+	tb.Helper()
+	o, err := upstream.New(upstream.Options{URLs: urls, InternalToken: "token-0123456789abcdef0123456789abcdef",
+		Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return o
 }

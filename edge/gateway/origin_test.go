@@ -52,8 +52,7 @@ func gatewayTo(tb testing.TB, o *fakeOrigin, key string, cfg Config) *Gateway {
 	tb.Helper()
 	cache, _ := respcache.New(respcache.Options{MaxBytes: 4 << 20})
 	tb.Cleanup(cache.Close)
-	cfg.OriginURL = o.srv.URL
-	cfg.InternalToken = "token-0123456789abcdef0123456789abcdef"
+	cfg.Origins = testOrigins(tb, o.srv.URL)
 	cfg.Keys = fixedKeys{hash: apikey.Hash(key), info: keycache.Info{Active: true, KeyID: "k1", SiteID: testSite,
 		Scopes: apikey.ReadOnly | apikey.LeadsWrite}}
 	cfg.Limiter = ratelimit.NewLocal(ratelimit.LocalOptions{})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"net/url"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -23,34 +22,22 @@ type introspection struct {
 	Limit  int      `json:"limit"`
 }
 
-// OriginIntrospector returns an Introspector that asks the origin at
-// originURL, sending the key's hash (never the key) with the internal
-// token. Each call is bounded by timeout (default 2 s).
-func OriginIntrospector(originURL, internalToken string, timeout time.Duration) (Introspector, error) {
-	u, err := url.Parse(originURL)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("keycache: origin url %q", originURL)
-	}
+// OriginIntrospector returns an Introspector that asks the origins, sending
+// the key's hash (never the key). Each call is bounded by timeout (default
+// 2 s); an introspection changes nothing, so any failure is tried again on
+// the next origin.
+func OriginIntrospector(origins *upstream.Origins, timeout time.Duration) Introspector {
 	if timeout <= 0 {
 		timeout = 2 * time.Second
 	}
-	host := u.Host
-	if u.Port() == "" {
-		host += map[string]string{"http": ":80", "https": ":443"}[u.Scheme]
-	}
-	hc := &fasthttp.HostClient{Addr: host, IsTLS: u.Scheme == "https", MaxConns: 64,
-		ReadTimeout: timeout, WriteTimeout: timeout, MaxResponseBodySize: 64 << 10}
-	upstream.Configure(hc, timeout, hc.CloseIdleConnections)
-	endpoint := u.Scheme + "://" + u.Host + "/internal/v1/keys/introspect"
 	return func(ctx context.Context, hash [32]byte) (Info, error) {
 		req := fasthttp.AcquireRequest()
 		resp := fasthttp.AcquireResponse()
 		defer fasthttp.ReleaseRequest(req)
 		defer fasthttp.ReleaseResponse(resp)
-		req.SetRequestURI(endpoint)
+		req.SetRequestURI("/internal/v1/keys/introspect")
 		req.Header.SetMethod("POST")
 		req.Header.SetContentType("application/json")
-		req.Header.Set("X-Listgate-Internal-Token", internalToken)
 		var body [80]byte
 		b := append(body[:0], `{"key_hash":"`...)
 		b = hex.AppendEncode(b, hash[:])
@@ -59,7 +46,7 @@ func OriginIntrospector(originURL, internalToken string, timeout time.Duration) 
 		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 			deadline = d
 		}
-		if err := hc.DoDeadline(req, resp, deadline); err != nil {
+		if err := origins.DoSafe(req, resp, deadline); err != nil {
 			return Info{}, err
 		}
 		if resp.StatusCode() != fasthttp.StatusOK {
@@ -77,5 +64,5 @@ func OriginIntrospector(originURL, internalToken string, timeout time.Duration) 
 			return Info{}, fmt.Errorf("introspection: malformed answer")
 		}
 		return Info{Active: true, KeyID: in.KeyID, SiteID: in.SiteID, Scopes: scopes, Limit: in.Limit}, nil
-	}, nil
+	}
 }

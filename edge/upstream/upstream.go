@@ -33,7 +33,7 @@ func Configure(hc *fasthttp.HostClient, dialTimeout time.Duration, onStale func(
 	hc.Dial = func(addr string) (net.Conn, error) {
 		c, err := d.Dial("tcp", addr)
 		if err != nil {
-			return nil, err
+			return nil, dialError{err}
 		}
 		return wrap(c, onStale), nil
 	}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"sync"
 	"time"
 
@@ -27,38 +26,24 @@ type Reporter struct {
 	mu     sync.Mutex
 	counts map[key]int64
 
-	client   *fasthttp.HostClient
-	endpoint string
-	token    string
-	every    time.Duration
-	log      *slog.Logger
+	origins *upstream.Origins
+	every   time.Duration
+	log     *slog.Logger
 }
 
 // maxPending bounds what is kept while the origin cannot take reports.
 const maxPending = 100_000
 
-// New returns a reporter sending to the origin at originURL every interval
-// (default 10 s).
-func New(originURL, internalToken string, every time.Duration, log *slog.Logger) (*Reporter, error) {
-	u, err := url.Parse(originURL)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("usage: origin url %q", originURL)
-	}
+// New returns a reporter sending to the origins every interval (default
+// 10 s).
+func New(origins *upstream.Origins, every time.Duration, log *slog.Logger) *Reporter {
 	if every <= 0 {
 		every = 10 * time.Second
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	host := u.Host
-	if u.Port() == "" {
-		host += map[string]string{"http": ":80", "https": ":443"}[u.Scheme]
-	}
-	hc := &fasthttp.HostClient{Addr: host, IsTLS: u.Scheme == "https", MaxConns: 4,
-		ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}
-	upstream.Configure(hc, 0, hc.CloseIdleConnections)
-	return &Reporter{counts: map[key]int64{}, every: every, log: log, token: internalToken,
-		endpoint: u.Scheme + "://" + u.Host + "/internal/v1/usage", client: hc}, nil
+	return &Reporter{counts: map[key]int64{}, every: every, log: log, origins: origins}
 }
 
 // Count counts one request of site at now. It allocates only for a site's
@@ -112,12 +97,11 @@ func (r *Reporter) Flush(ctx context.Context) error {
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI(r.endpoint)
+	req.SetRequestURI("/internal/v1/usage")
 	req.Header.SetMethod("POST")
 	req.Header.SetContentType("application/json")
-	req.Header.Set("X-Listgate-Internal-Token", r.token)
 	req.SetBody(b)
-	err := r.client.DoTimeout(req, resp, 5*time.Second)
+	err := r.origins.Do(req, resp, 5*time.Second)
 	if err == nil && resp.StatusCode() != fasthttp.StatusNoContent {
 		err = fmt.Errorf("origin answered %d", resp.StatusCode())
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/listgate/listgate/edge/upstream"
 )
 
 func TestCountAndFlush(t *testing.T) {
@@ -32,10 +34,11 @@ func TestCountAndFlush(t *testing.T) {
 		w.WriteHeader(status)
 	}))
 	defer srv.Close()
-	r, err := New(srv.URL, "tok", time.Hour, slog.New(slog.DiscardHandler))
+	origins, err := upstream.New(upstream.Options{URLs: []string{srv.URL}, InternalToken: "tok"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	r := New(origins, time.Hour, slog.New(slog.DiscardHandler))
 	m := time.Date(2026, 11, 22, 2, 30, 0, 0, time.UTC)
 	var wg sync.WaitGroup
 	for i := 0; i < 100; i++ {

@@ -14,8 +14,16 @@ import (
 type Edge struct {
 	// Addr is the public listen address (LISTGATE_EDGE_ADDR). Default 127.0.0.1:8080.
 	Addr string `yaml:"addr"`
-	// OriginURL is the origin's base URL (LISTGATE_ORIGIN_URL). Default http://127.0.0.1:8081.
+	// OriginURL is the origins' base URLs, separated by commas
+	// (LISTGATE_ORIGIN_URL), such as http://10.0.0.5:8081,http://10.0.0.6:8081.
+	// Requests are balanced across the origins whose /readyz answers 200,
+	// so stateless origins can be deployed one at a time. Default
+	// http://127.0.0.1:8081.
 	OriginURL string `yaml:"origin_url"`
+	// OriginHealthInterval is how often each origin's /readyz is asked; an
+	// origin that fails it, or refuses or drops a connection, takes no
+	// requests until it answers 200 again. Default 1 s.
+	OriginHealthInterval time.Duration `yaml:"origin_health_interval"`
 	// InternalToken is sent to the origin with every forwarded request
 	// (LISTGATE_INTERNAL_TOKEN). Required, at least 32 characters.
 	InternalToken string `yaml:"internal_token"`
@@ -86,27 +94,28 @@ type Edge struct {
 // DefaultEdge returns the defaults; configs/edge.yaml documents them.
 func DefaultEdge() Edge {
 	return Edge{
-		Addr:               "127.0.0.1:8080",
-		OriginURL:          "http://127.0.0.1:8081",
-		RedisTimeout:       5 * time.Millisecond,
-		ExpectedEdges:      1,
-		KeyTTL:             30 * time.Second,
-		NegativeKeyTTL:     5 * time.Second,
-		ResponseCacheBytes: 256 << 20,
-		PublicLimit:        120,
-		TrustedProxies:     []string{},
-		ReadTimeout:        10 * time.Second,
-		WriteTimeout:       30 * time.Second,
-		IdleTimeout:        120 * time.Second,
-		OriginTimeout:      30 * time.Second,
-		MaxHeaderBytes:     16 << 10,
-		MaxBodyBytes:       50 << 20,
-		UploadTimeout:      5 * time.Minute,
-		MaxUploads:         4,
-		AuthFailureLimit:   20,
-		WriteBufferBytes:   16 << 10,
-		ShutdownTimeout:    15 * time.Second,
-		LogLevel:           "info",
+		Addr:                 "127.0.0.1:8080",
+		OriginURL:            "http://127.0.0.1:8081",
+		OriginHealthInterval: time.Second,
+		RedisTimeout:         5 * time.Millisecond,
+		ExpectedEdges:        1,
+		KeyTTL:               30 * time.Second,
+		NegativeKeyTTL:       5 * time.Second,
+		ResponseCacheBytes:   256 << 20,
+		PublicLimit:          120,
+		TrustedProxies:       []string{},
+		ReadTimeout:          10 * time.Second,
+		WriteTimeout:         30 * time.Second,
+		IdleTimeout:          120 * time.Second,
+		OriginTimeout:        30 * time.Second,
+		MaxHeaderBytes:       16 << 10,
+		MaxBodyBytes:         50 << 20,
+		UploadTimeout:        5 * time.Minute,
+		MaxUploads:           4,
+		AuthFailureLimit:     20,
+		WriteBufferBytes:     16 << 10,
+		ShutdownTimeout:      15 * time.Second,
+		LogLevel:             "info",
 	}
 }
 
@@ -136,8 +145,15 @@ func (c Edge) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return fmt.Errorf("config: addr %q: %w", c.Addr, err)
 	}
-	if u, err := url.Parse(c.OriginURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("config: origin_url %q must be an absolute http(s) URL", c.OriginURL)
+	urls := c.OriginURLs()
+	if len(urls) == 0 || len(urls) > 64 {
+		return fmt.Errorf("config: origin_url must list between 1 and 64 origins")
+	}
+	for _, o := range urls {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+			return fmt.Errorf("config: origin_url %q must be http(s)://host[:port], or several separated by commas", o)
+		}
 	}
 	if len(c.InternalToken) < 32 {
 		return fmt.Errorf("config: LISTGATE_INTERNAL_TOKEN is required and must be at least 32 characters")
@@ -156,7 +172,7 @@ func (c Edge) Validate() error {
 	for name, d := range map[string]time.Duration{
 		"redis_timeout": c.RedisTimeout, "key_ttl": c.KeyTTL, "negative_key_ttl": c.NegativeKeyTTL,
 		"read_timeout": c.ReadTimeout, "write_timeout": c.WriteTimeout, "idle_timeout": c.IdleTimeout,
-		"origin_timeout": c.OriginTimeout, "shutdown_timeout": c.ShutdownTimeout, "upload_timeout": c.UploadTimeout,
+		"origin_timeout": c.OriginTimeout, "origin_health_interval": c.OriginHealthInterval, "shutdown_timeout": c.ShutdownTimeout, "upload_timeout": c.UploadTimeout,
 	} {
 		if d <= 0 {
 			return fmt.Errorf("config: %s must be positive", name)
@@ -191,6 +207,18 @@ func (c Edge) TrustedPrefixes() []netip.Prefix {
 	for _, p := range c.TrustedProxies {
 		if pf, err := netip.ParsePrefix(p); err == nil {
 			out = append(out, pf.Masked())
+		}
+	}
+	return out
+}
+
+// OriginURLs returns OriginURL split at its commas, spaces trimmed and
+// empty entries dropped.
+func (c Edge) OriginURLs() []string {
+	var out []string
+	for _, o := range strings.Split(c.OriginURL, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			out = append(out, o)
 		}
 	}
 	return out

@@ -37,8 +37,11 @@ import (
 // them.
 type Options struct {
 	// URL is the stream's address, such as
-	// http://127.0.0.1:8081/internal/v1/events. Required.
+	// http://127.0.0.1:8081/internal/v1/events. Required unless Next is set.
 	URL string
+	// Next, if set, gives the address of each connection attempt instead
+	// of URL: with several origins, each attempt goes to a healthy one.
+	Next func() string
 	// InternalToken is sent in X-Listgate-Internal-Token. Required.
 	InternalToken string
 	// HTTPClient makes the requests. Nil: a client with no overall timeout
@@ -94,8 +97,8 @@ func (o Options) withDefaults() Options {
 // Validate reports a missing required option.
 func (o Options) Validate() error {
 	switch {
-	case o.URL == "":
-		return errors.New("eventstream: URL is required")
+	case o.URL == "" && o.Next == nil:
+		return errors.New("eventstream: URL or Next is required")
 	case o.InternalToken == "":
 		return errors.New("eventstream: InternalToken is required")
 	case o.OnEvent == nil:
@@ -108,7 +111,9 @@ func (o Options) Validate() error {
 type Stream struct {
 	opts      Options
 	connected atomic.Bool
-	done      chan struct{}
+	// lost is when the last connection ended (unix nanoseconds), 0 before.
+	lost atomic.Int64
+	done chan struct{}
 
 	mu     sync.Mutex
 	lastID string
@@ -145,6 +150,17 @@ func Subscribe(ctx context.Context, opts Options) (*Stream, error) {
 // Connected reports whether the stream is connected now. While it is not,
 // the edge should serve what it cached with short TTLs.
 func (s *Stream) Connected() bool { return s.connected.Load() }
+
+// SyncedWithin reports whether the stream is connected, or was until less
+// than d ago: a reconnection to another origin takes a moment, during which
+// events wait in the origins' log and arrive on reconnection.
+func (s *Stream) SyncedWithin(d time.Duration) bool {
+	if s.connected.Load() {
+		return true
+	}
+	lost := s.lost.Load()
+	return lost != 0 && time.Since(time.Unix(0, lost)) < d
+}
 
 // LastEventID returns the id the stream would resume from.
 func (s *Stream) LastEventID() string {
@@ -201,7 +217,11 @@ func (s *Stream) connect(ctx context.Context) (progressed bool, err error) {
 	idle := time.AfterFunc(s.opts.IdleTimeout, cancel)
 	defer idle.Stop()
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.opts.URL, nil)
+	url := s.opts.URL
+	if s.opts.Next != nil {
+		url = s.opts.Next()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return false, err
 	}
@@ -232,6 +252,7 @@ func (s *Stream) connect(ctx context.Context) (progressed bool, err error) {
 	metricConnected.Inc()
 	defer func() {
 		s.connected.Store(false)
+		s.lost.Store(time.Now().UnixNano())
 		metricConnected.Dec()
 	}()
 	p := NewParser(&activityReader{r: resp.Body, idle: idle, timeout: s.opts.IdleTimeout}, s.opts.Limits)
