@@ -20,6 +20,19 @@ type Introspection struct {
 	Limit *int `json:"limit,omitempty"`
 	// TTLSeconds is how long the edge may cache this answer.
 	TTLSeconds int `json:"ttl_seconds,omitempty"`
+	// CORSOrigins are the browser origins the key's site allows, in the
+	// form of pkg/cors.Normalize; none: browsers on other origins may not
+	// read its answers.
+	CORSOrigins []string `json:"cors_origins,omitempty"`
+}
+
+// SiteCORS is the answer of GET /internal/v1/sites/{site_id}/cors (404 for
+// an unknown site) and the data of a site.cors_changed event: the
+// origins the site allows, normalized (pkg/cors), [] for none. The edge
+// answers CORS preflights from it without a key.
+type SiteCORS struct {
+	SiteID  string   `json:"site_id"`
+	Origins []string `json:"origins"`
 }
 
 // IntrospectionRequest is the body of POST /internal/v1/keys/introspect:
@@ -40,6 +53,8 @@ const (
 	// EventContentChanged carries ContentChanged: invalidate the site's
 	// cached responses.
 	EventContentChanged = "site.content_changed"
+	// EventCORSChanged carries SiteCORS: the site's allowed origins, whole.
+	EventCORSChanged = "site.cors_changed"
 	// EventReset has no payload to act on: the stream could not continue
 	// from the Last-Event-ID the client sent, so the client must purge
 	// everything it cached from earlier events.
