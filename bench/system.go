@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/listgate/listgate/pkg/devdb"
 	"github.com/listgate/listgate/pkg/devproc"
@@ -26,8 +27,10 @@ type benchSystem struct {
 	pg                 *devdb.Postgres
 	dbURL              string
 	redis              *devdb.Redis // nil unless systemOptions.Redis
-	origin             *devproc.Process
-	originAddr         string             // the origin's address, kept across restarts
+	origin             *devproc.Process   // origins[0]
+	originAddr         string             // originAddrs[0]
+	origins            []*devproc.Process // each origin, replaced when restarted
+	originAddrs        []string           // their addresses, kept across restarts
 	edge               *devproc.Process   // edges[0]
 	edges              []*devproc.Process // every edge started, killed ones included
 	edgeArgs           []string           // each edge's arguments (its -config)
@@ -45,6 +48,9 @@ type systemOptions struct {
 	// Edges is the number of edges in front of the origin: 1 (the default)
 	// or 2.
 	Edges int
+	// Origins is the number of origins behind every edge (all of them in
+	// each edge's LISTGATE_ORIGIN_URL): 1 (the default) or 2.
+	Origins int
 	// Redis starts a throwaway Redis and gives it to every edge as its
 	// limiter (LISTGATE_REDIS_URL), with LISTGATE_EXPECTED_EDGES = Edges.
 	Redis bool
@@ -67,8 +73,11 @@ func startSystemWith(ctx context.Context, o systemOptions) (s *benchSystem, err 
 	if o.Edges == 0 {
 		o.Edges = 1
 	}
-	if o.Edges < 1 || o.Edges > 2 {
-		return nil, fmt.Errorf("bench: %d edges (want 1 or 2)", o.Edges)
+	if o.Origins == 0 {
+		o.Origins = 1
+	}
+	if o.Edges < 1 || o.Edges > 2 || o.Origins < 1 || o.Origins > 2 {
+		return nil, fmt.Errorf("bench: %d edges and %d origins (want 1 or 2 of each)", o.Edges, o.Origins)
 	}
 	if o.Plan == "" {
 		o.Plan = model.Enterprise
@@ -118,8 +127,10 @@ func startSystemWith(ctx context.Context, o systemOptions) (s *benchSystem, err 
 			return nil, err
 		}
 	}
-	if err := s.startOrigin("127.0.0.1:0"); err != nil {
-		return nil, err
+	for i := range o.Origins {
+		if err := s.startOrigin(i, "127.0.0.1:0"); err != nil {
+			return nil, err
+		}
 	}
 	redisURL := ""
 	if s.redis != nil {
@@ -133,15 +144,28 @@ func startSystemWith(ctx context.Context, o systemOptions) (s *benchSystem, err 
 	return s, nil
 }
 
-// startOrigin starts the origin on addr and remembers the address it got.
-func (s *benchSystem) startOrigin(addr string) error {
+// startOrigin starts origin i on addr and remembers the address it got.
+func (s *benchSystem) startOrigin(i int, addr string) error {
 	p, err := devproc.Start(s.originBin, devproc.Options{Args: []string{"serve"}, Env: []string{
 		"LISTGATE_DATABASE_URL=" + s.dbURL, "LISTGATE_INTERNAL_TOKEN=" + benchToken, "LISTGATE_ORIGIN_ADDR=" + addr}})
 	if err != nil {
 		return err
 	}
-	s.origin, s.originAddr = p, p.Addr
+	if i == len(s.origins) {
+		s.origins, s.originAddrs = append(s.origins, nil), append(s.originAddrs, "")
+	}
+	s.origins[i], s.originAddrs[i] = p, p.Addr
+	s.origin, s.originAddr = s.origins[0], s.originAddrs[0]
 	return nil
+}
+
+// originURLs is every edge's LISTGATE_ORIGIN_URL.
+func (s *benchSystem) originURLs() string {
+	urls := make([]string, len(s.originAddrs))
+	for i, a := range s.originAddrs {
+		urls[i] = "http://" + a
+	}
+	return strings.Join(urls, ",")
 }
 
 // addEdge starts one more edge in front of the origin: with the Redis
@@ -149,7 +173,7 @@ func (s *benchSystem) startOrigin(addr string) error {
 // else with the in-process limiter.
 func (s *benchSystem) addEdge(redisURL string, expected int) (*devproc.Process, error) {
 	env := []string{"LISTGATE_INTERNAL_TOKEN=" + benchToken, "LISTGATE_EDGE_ADDR=127.0.0.1:0",
-		"LISTGATE_ORIGIN_URL=http://" + s.originAddr}
+		"LISTGATE_ORIGIN_URL=" + s.originURLs()}
 	if redisURL != "" {
 		env = append(env, "LISTGATE_REDIS_URL="+redisURL, "LISTGATE_EXPECTED_EDGES="+strconv.Itoa(max(expected, 1)))
 	}
@@ -202,9 +226,12 @@ func (s *benchSystem) killOrigin() { s.origin.Kill() }
 
 // restartOrigin starts the origin again on the address it had, where the
 // edges look for it, and returns once it listens.
-func (s *benchSystem) restartOrigin() error {
-	if err := s.startOrigin(s.originAddr); err != nil {
-		return fmt.Errorf("restart origin on %s: %w", s.originAddr, err)
+func (s *benchSystem) restartOrigin() error { return s.restartOriginAt(0) }
+
+// restartOriginAt starts origin i again on the address it had.
+func (s *benchSystem) restartOriginAt(i int) error {
+	if err := s.startOrigin(i, s.originAddrs[i]); err != nil {
+		return fmt.Errorf("restart origin on %s: %w", s.originAddrs[i], err)
 	}
 	return nil
 }
@@ -226,8 +253,8 @@ func (s *benchSystem) close() {
 	for _, e := range s.edges {
 		e.Stop()
 	}
-	if s.origin != nil {
-		s.origin.Stop()
+	for _, o := range s.origins {
+		o.Stop()
 	}
 	if s.redis != nil {
 		s.redis.Close()

@@ -240,72 +240,32 @@ func benchWordPressMix(args []string) error {
 			st := mixStats{ByKind: map[string]map[int]int{}, Statuses: map[int]int{}}
 			var myLat []time.Duration
 			var myLeads []sentLead
+			c := &mixClient{site: site, client: client, r: r, etags: mine, readKey: sys.readKey, leadKey: leadKey,
+				email: fmt.Sprintf("wp-%s-%d-%%d@example.com", run, w)}
 			for runCtx.Err() == nil {
 				i := seq.Add(1)
 				if i > budget {
 					break
 				}
-				kind := pickKind(r, false)
-				var req *http.Request
-				var lead *sentLead
-				var path string
-				if kind == mixLead {
-					lead = &sentLead{email: fmt.Sprintf("wp-%s-%d-%d@example.com", run, w, i)}
-					body, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("Buyer %d", i), "email": lead.email, "type": "inquiry",
-						"listing_ref": site.refs[r.IntN(len(site.refs))], "message": "Is it still available? Can I inspect on Saturday?"})
-					req, _ = http.NewRequestWithContext(runCtx, "POST", sys.edge.URL()+"/v1/leads", bytes.NewReader(body))
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set("Authorization", "Bearer "+leadKey)
-				} else {
-					path = site.readPath(r, kind)
-					req, _ = http.NewRequestWithContext(runCtx, "GET", sys.edge.URL()+path, nil)
-					req.Header.Set("Authorization", "Bearer "+sys.readKey)
-					if et, ok := mine[path]; ok {
-						req.Header.Set("If-None-Match", et)
-						st.Revalid++
-					}
+				res := c.do(runCtx, sys.edge.URL(), i)
+				if res.revalidated {
+					st.Revalid++
 				}
-				t0 := time.Now()
-				resp, err := client.Do(req)
-				if err != nil {
-					if runCtx.Err() == nil {
-						st.Errors++
-					}
-					if lead != nil {
-						myLeads = append(myLeads, *lead) // not acknowledged; maybe stored
-					}
-					continue
+				if res.lead != nil {
+					myLeads = append(myLeads, *res.lead) // acknowledged or not (maybe stored)
 				}
-				body, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil {
+				if res.err != nil {
 					if runCtx.Err() == nil {
 						st.Errors++
 					}
 					continue
 				}
-				myLat = append(myLat, time.Since(t0))
+				myLat = append(myLat, res.latency)
 				st.Requests++
-				if st.ByKind[kind] == nil {
-					st.ByKind[kind] = map[int]int{}
+				if st.ByKind[res.kind] == nil {
+					st.ByKind[res.kind] = map[int]int{}
 				}
-				st.ByKind[kind][resp.StatusCode]++
-				if kind == mixLead {
-					if resp.StatusCode == 201 {
-						var a struct {
-							LeadID    int64 `json:"lead_id"`
-							Duplicate bool  `json:"duplicate"`
-						}
-						if json.Unmarshal(body, &a) == nil && a.LeadID > 0 {
-							lead.id, lead.acked, lead.duplicate = a.LeadID, true, a.Duplicate
-						}
-					}
-					myLeads = append(myLeads, *lead)
-				} else if resp.StatusCode == 200 {
-					if et := resp.Header.Get("ETag"); et != "" {
-						mine[path] = et
-					}
-				}
+				st.ByKind[res.kind][res.status]++
 			}
 			mu.Lock()
 			total.add(&st)
@@ -433,4 +393,81 @@ func benchWordPressMix(args []string) error {
 		fmtRate(s.MaxRPS), fmtMs(p.P50), fmtMs(p.P99), fmtMs(p.P999), 100*p.Success)
 	data["latency"] = s
 	return writeResults("wordpress-mix", data)
+}
+
+// mixClient is one WordPress site of the mix: it keeps the ETag of every
+// URL it read and revalidates with If-None-Match, and sends each enquiry
+// once, with an Idempotency-Key, as the plugin does.
+type mixClient struct {
+	site             *mixSite
+	client           *http.Client
+	r                *rand.Rand
+	etags            map[string]string
+	readKey, leadKey string
+	email            string // fmt pattern of enquiry i's e-mail
+}
+
+// mixResult is one request of the mix and its answer.
+type mixResult struct {
+	kind        string
+	status      int
+	err         error // a transport error, or the body could not be read
+	latency     time.Duration
+	end         time.Time
+	revalidated bool
+	lead        *sentLead // for an enquiry
+}
+
+// do sends request i of the mix to the edge at base.
+func (c *mixClient) do(ctx context.Context, base string, i int64) mixResult {
+	res := mixResult{kind: pickKind(c.r, false)}
+	var req *http.Request
+	var path string
+	if res.kind == mixLead {
+		res.lead = &sentLead{email: fmt.Sprintf(c.email, i)}
+		body, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("Buyer %d", i), "email": res.lead.email, "type": "inquiry",
+			"listing_ref": c.site.refs[c.r.IntN(len(c.site.refs))], "message": "Is it still available? Can I inspect on Saturday?"})
+		req, _ = http.NewRequestWithContext(ctx, "POST", base+"/v1/leads", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+c.leadKey)
+		req.Header.Set("Idempotency-Key", "mix-"+res.lead.email)
+	} else {
+		path = c.site.readPath(c.r, res.kind)
+		req, _ = http.NewRequestWithContext(ctx, "GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+c.readKey)
+		if et, ok := c.etags[path]; ok {
+			req.Header.Set("If-None-Match", et)
+			res.revalidated = true
+		}
+	}
+	t0 := time.Now()
+	resp, err := c.client.Do(req)
+	if err != nil {
+		res.err, res.end = err, time.Now()
+		return res
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	res.end = time.Now()
+	res.latency = res.end.Sub(t0)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	res.status = resp.StatusCode
+	switch {
+	case res.kind == mixLead && res.status == 201:
+		var a struct {
+			LeadID    int64 `json:"lead_id"`
+			Duplicate bool  `json:"duplicate"`
+		}
+		if json.Unmarshal(body, &a) == nil && a.LeadID > 0 {
+			res.lead.id, res.lead.acked, res.lead.duplicate = a.LeadID, true, a.Duplicate
+		}
+	case res.kind != mixLead && res.status == 200:
+		if et := resp.Header.Get("ETag"); et != "" {
+			c.etags[path] = et
+		}
+	}
+	return res
 }
