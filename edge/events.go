@@ -16,7 +16,8 @@ import (
 // followEvents applies the origin's event stream to the edge's caches until
 // ctx ends: revoked and changed keys are dropped, plan changes apply to
 // every cached key of the site, and a stream that cannot say what was
-// missed purges everything.
+// missed purges everything. A site's new browser origins apply to its
+// cached keys and preflights at once.
 func followEvents(ctx context.Context, origins *upstream.Origins, keys *keycache.Cache, cache *respcache.Cache, log *slog.Logger) (*eventstream.Stream, error) {
 	return eventstream.Subscribe(ctx, eventstream.Options{
 		Next:          func() string { return origins.Pick().URL + "/internal/v1/events" },
@@ -59,5 +60,13 @@ func applyEvent(ev eventstream.Event, keys *keycache.Cache, cache *respcache.Cac
 			return
 		}
 		keys.SetPlanLimit(p.SiteID, p.Limit)
+	case model.EventCORSChanged:
+		var c model.SiteCORS
+		if err := json.Unmarshal(ev.Data, &c); err != nil || c.SiteID == "" {
+			log.Warn("bad site origins event", "id", ev.ID)
+			keys.Purge()
+			return
+		}
+		keys.SetCORS(c.SiteID, c.Origins)
 	}
 }

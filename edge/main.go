@@ -76,7 +76,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	origins.Check()
 	go origins.Run(ctx)
 
-	keys, err := keycache.New(keycache.OriginIntrospector(origins, 0), keycache.Options{TTL: cfg.KeyTTL, NegativeTTL: cfg.NegativeKeyTTL})
+	keys, err := keycache.New(keycache.OriginIntrospector(origins, 0), keycache.Options{TTL: cfg.KeyTTL,
+		NegativeTTL: cfg.NegativeKeyTTL, FetchCORS: keycache.OriginCORSFetcher(origins, 0)})
 	if err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	defer func() { <-reportDone }()
 	gw, err := gateway.New(gateway.Config{
 		Cache: cache, Usage: reporter,
-		Origins: origins, Keys: keys, Limiter: limiter,
+		Origins: origins, Keys: keys, Sites: keys, Limiter: limiter,
 		PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimit: cfg.PublicLimit,
 		TrustedProxies: cfg.TrustedPrefixes(), OriginTimeout: cfg.OriginTimeout, Log: log,
 		MaxUploadBytes: cfg.MaxBodyBytes, UploadTimeout: cfg.UploadTimeout, MaxUploads: cfg.MaxUploads,

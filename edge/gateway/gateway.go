@@ -58,6 +58,9 @@ type Config struct {
 	// cache fill goes through it. Required.
 	Origins *upstream.Origins
 	Keys    Keys
+	// Sites gives preflights the sites' allowed browser origins; nil
+	// refuses every preflight of a path with a site.
+	Sites SiteOrigins
 	// Limiter enforces the sites' plan limits.
 	Limiter Limiter
 	// PublicLimiter and PublicLimit bound the routes that need no key, per
@@ -98,15 +101,17 @@ type Config struct {
 
 // Gateway serves the public API. Safe for concurrent use.
 type Gateway struct {
-	cfg      Config
-	log      *slog.Logger
-	now      func() time.Time
-	origin   *upstream.Origins
-	router   *router.Router
-	idPrefix []byte
-	idSeq    atomic.Uint64
-	metrics  *gatewayMetrics
-	cache    *respcache.Cache
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	origin *upstream.Origins
+	router *router.Router
+	// corsRouter finds the route a CORS preflight asks about.
+	corsRouter *router.Router
+	idPrefix   []byte
+	idSeq      atomic.Uint64
+	metrics    *gatewayMetrics
+	cache      *respcache.Cache
 	// synced reports whether the event stream is followed (SetSynced).
 	synced atomic.Pointer[func() bool]
 	// uploads holds a token per feed upload streaming now; uploaders the
@@ -198,6 +203,7 @@ func New(cfg Config) (*Gateway, error) {
 		unmatched.observe(ctx.Response.StatusCode(), start)
 	}
 	g.router = r
+	g.corsRouter = corsRoutes()
 	return g, nil
 }
 
@@ -222,6 +228,10 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	g.dropUntrustedProto(ctx)
+	if isPreflight(ctx) {
+		g.preflight(ctx)
+		return
+	}
 	g.router.Handler(ctx)
 }
 
@@ -231,9 +241,18 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
 	g.requestID(ctx)
 	var dec ratelimit.Decision
 	limited := false
+	var info keycache.Info
+	authenticated := false
 	defer func() {
 		if limited {
 			setRateHeaders(&ctx.Response.Header, dec)
+		}
+		if rt.cors {
+			if authenticated {
+				corsHeaders(ctx, &info)
+			} else {
+				corsHeaders(ctx, nil)
+			}
 		}
 		m.observe(ctx.Response.StatusCode(), start)
 	}()
@@ -244,11 +263,8 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
 	}
 	ip := g.clientIP(ctx)
 	if rt.public {
-		d := g.cfg.PublicLimiter.Allow(ctx, ip.String(), g.cfg.PublicLimit, g.now())
-		if !d.Allowed {
-			e := *errPublicLimited
-			e.RetryAfter = d.RetryAfter
-			writeError(ctx, &e)
+		if e := g.publicLimit(ctx, ip); e != nil {
+			writeError(ctx, e)
 			return
 		}
 		if rt.upload {
@@ -268,6 +284,7 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
 		writeError(ctx, e)
 		return
 	}
+	authenticated = true
 	if rt.site {
 		site, _ := ctx.UserValue("site").(string)
 		if site != info.SiteID {

@@ -187,7 +187,7 @@ func TestEncodingVariants(t *testing.T) {
 		if got := string(ctx.Response.Header.Peek("Content-Encoding")); got != want {
 			t.Errorf("Accept-Encoding %q: Content-Encoding %q, want %q", ae, got, want)
 		}
-		if string(ctx.Response.Header.Peek("Vary")) != "Accept-Encoding" {
+		if string(ctx.Response.Header.Peek("Vary")) != "Accept-Encoding, Origin" {
 			t.Errorf("no Vary")
 		}
 	}

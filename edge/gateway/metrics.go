@@ -17,14 +17,18 @@ type gatewayMetrics struct {
 	// authThrottled counts uncached keys refused without an origin call
 	// because their address failed too often.
 	authThrottled *metrics.Counter
+	// preflight times CORS preflights.
+	preflight *routeMetrics
 }
 
 func newMetrics() *gatewayMetrics {
-	return &gatewayMetrics{
+	m := &gatewayMetrics{
 		offlineRejects: metrics.GetOrCreateCounter(`edge_key_offline_rejections_total`),
 		originErrors:   metrics.GetOrCreateCounter(`edge_origin_errors_total`),
 		authThrottled:  metrics.GetOrCreateCounter(`edge_auth_throttled_total`),
 	}
+	m.preflight = m.route("preflight")
+	return m
 }
 
 // routeMetrics counts one route's responses by status and times them.

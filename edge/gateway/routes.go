@@ -22,6 +22,9 @@ type route struct {
 	// upload is the feed upload: its body streams to the origin, up to
 	// Config.MaxUploadBytes, when it carries a bearer token.
 	upload bool
+	// cors routes answer browsers on the origins the key's site allows
+	// (cors.go).
+	cors bool
 }
 
 // Body limits of the routes. leadBodyLimit is API.md's 64 KiB; no route
@@ -35,17 +38,17 @@ const (
 
 // routes is the edge's route table: every /v1 route of API.md.
 var routes = []route{
-	{method: "GET", path: "/v1/sites/{site}/listings", name: "listings", scope: apikey.ListingsRead, site: true, cacheable: true},
-	{method: "GET", path: "/v1/sites/{site}/listings/search", name: "listings_search", scope: apikey.ListingsRead, site: true, cacheable: true},
-	{method: "GET", path: "/v1/sites/{site}/listings/featured", name: "listings_featured", scope: apikey.ListingsRead, site: true, cacheable: true},
-	{method: "GET", path: "/v1/sites/{site}/listings/{listing}", name: "listing", scope: apikey.ListingsRead, site: true, cacheable: true},
-	{method: "GET", path: "/v1/sites/{site}/fields", name: "fields", scope: apikey.ListingsRead, site: true, cacheable: true},
-	{method: "GET", path: "/v1/sites/{site}/media", name: "media", scope: apikey.ListingsRead, site: true, cacheable: true},
-	{method: "GET", path: "/v1/sites/{site}/media/{media_id}", name: "media_object", scope: apikey.ListingsRead, site: true, cacheable: true},
-	{method: "GET", path: "/v1/sites/{site}/agents", name: "agents", scope: apikey.AgentsRead, site: true, cacheable: true},
-	{method: "GET", path: "/v1/sites/{site}/agents/{agent_id}", name: "agent", scope: apikey.AgentsRead, site: true, cacheable: true},
-	{method: "GET", path: "/v1/sites/{site}/stats/summary", name: "stats", scope: apikey.StatsRead, site: true, cacheable: true},
-	{method: "POST", path: "/v1/leads", name: "leads", scope: apikey.LeadsWrite, maxBody: leadBodyLimit},
+	{method: "GET", path: "/v1/sites/{site}/listings", name: "listings", scope: apikey.ListingsRead, site: true, cacheable: true, cors: true},
+	{method: "GET", path: "/v1/sites/{site}/listings/search", name: "listings_search", scope: apikey.ListingsRead, site: true, cacheable: true, cors: true},
+	{method: "GET", path: "/v1/sites/{site}/listings/featured", name: "listings_featured", scope: apikey.ListingsRead, site: true, cacheable: true, cors: true},
+	{method: "GET", path: "/v1/sites/{site}/listings/{listing}", name: "listing", scope: apikey.ListingsRead, site: true, cacheable: true, cors: true},
+	{method: "GET", path: "/v1/sites/{site}/fields", name: "fields", scope: apikey.ListingsRead, site: true, cacheable: true, cors: true},
+	{method: "GET", path: "/v1/sites/{site}/media", name: "media", scope: apikey.ListingsRead, site: true, cacheable: true, cors: true},
+	{method: "GET", path: "/v1/sites/{site}/media/{media_id}", name: "media_object", scope: apikey.ListingsRead, site: true, cacheable: true, cors: true},
+	{method: "GET", path: "/v1/sites/{site}/agents", name: "agents", scope: apikey.AgentsRead, site: true, cacheable: true, cors: true},
+	{method: "GET", path: "/v1/sites/{site}/agents/{agent_id}", name: "agent", scope: apikey.AgentsRead, site: true, cacheable: true, cors: true},
+	{method: "GET", path: "/v1/sites/{site}/stats/summary", name: "stats", scope: apikey.StatsRead, site: true, cacheable: true, cors: true},
+	{method: "POST", path: "/v1/leads", name: "leads", scope: apikey.LeadsWrite, maxBody: leadBodyLimit, cors: true},
 	{method: "DELETE", path: "/v1/pairing", name: "pairing_disconnect"},
 
 	{method: "POST", path: "/v1/pairing/device", name: "pairing_device", public: true, maxBody: formBodyLimit},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -11,16 +12,9 @@ import (
 
 	"github.com/listgate/listgate/edge/upstream"
 	"github.com/listgate/listgate/pkg/apikey"
+	"github.com/listgate/listgate/pkg/cors"
+	"github.com/listgate/listgate/pkg/model"
 )
-
-// introspection is the origin's answer to POST /internal/v1/keys/introspect.
-type introspection struct {
-	Active bool     `json:"active"`
-	KeyID  string   `json:"key_id"`
-	SiteID string   `json:"site_id"`
-	Scopes []string `json:"scopes"`
-	Limit  int      `json:"limit"`
-}
 
 // OriginIntrospector returns an Introspector that asks the origins, sending
 // the key's hash (never the key). Each call is bounded by timeout (default
@@ -52,7 +46,7 @@ func OriginIntrospector(origins *upstream.Origins, timeout time.Duration) Intros
 		if resp.StatusCode() != fasthttp.StatusOK {
 			return Info{}, fmt.Errorf("introspection: origin answered %d", resp.StatusCode())
 		}
-		var in introspection
+		var in model.Introspection
 		if err := json.Unmarshal(resp.Body(), &in); err != nil {
 			return Info{}, fmt.Errorf("introspection: %w", err)
 		}
@@ -60,9 +54,45 @@ func OriginIntrospector(origins *upstream.Origins, timeout time.Duration) Intros
 			return Info{}, nil
 		}
 		scopes, err := apikey.ParseScopeList(in.Scopes)
-		if err != nil || in.SiteID == "" || in.KeyID == "" || in.Limit < 0 {
+		if err != nil || in.SiteID == "" || in.KeyID == "" || in.Limit == nil || *in.Limit < 0 {
 			return Info{}, fmt.Errorf("introspection: malformed answer")
 		}
-		return Info{Active: true, KeyID: in.KeyID, SiteID: in.SiteID, Scopes: scopes, Limit: in.Limit}, nil
+		return Info{Active: true, KeyID: in.KeyID, SiteID: in.SiteID, Scopes: scopes, Limit: *in.Limit,
+			CORS: in.CORSOrigins}, nil
+	}
+}
+
+// OriginCORSFetcher returns a CORSFetcher that asks the origins
+// (GET /internal/v1/sites/{site}/cors), each call bounded by timeout
+// (default 2 s).
+func OriginCORSFetcher(origins *upstream.Origins, timeout time.Duration) CORSFetcher {
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	return func(ctx context.Context, siteID string) ([]string, bool, error) {
+		req := fasthttp.AcquireRequest()
+		resp := fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseRequest(req)
+		defer fasthttp.ReleaseResponse(resp)
+		req.SetRequestURI("/internal/v1/sites/" + url.PathEscape(siteID) + "/cors")
+		deadline := time.Now().Add(timeout)
+		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
+		if err := origins.DoSafe(req, resp, deadline); err != nil {
+			return nil, false, err
+		}
+		switch resp.StatusCode() {
+		case fasthttp.StatusOK:
+		case fasthttp.StatusNotFound:
+			return nil, false, nil
+		default:
+			return nil, false, fmt.Errorf("site origins: origin answered %d", resp.StatusCode())
+		}
+		var sc model.SiteCORS
+		if err := json.Unmarshal(resp.Body(), &sc); err != nil || sc.SiteID != siteID || len(sc.Origins) > cors.MaxOrigins {
+			return nil, false, fmt.Errorf("site origins: malformed answer")
+		}
+		return sc.Origins, true, nil
 	}
 }

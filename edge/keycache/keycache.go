@@ -30,6 +30,8 @@ type Info struct {
 	Scopes apikey.Scope
 	// Limit is the site's requests per minute; 0 means unlimited.
 	Limit int
+	// CORS are the browser origins the site allows (pkg/cors form).
+	CORS []string
 }
 
 // Introspector asks the origin about a key by its hash. An error means the
@@ -49,7 +51,19 @@ type Options struct {
 	NegativeTTL time.Duration
 	// MaxKeys bounds the number of cached keys. Default 1,000,000.
 	MaxKeys int64
+	// FetchCORS asks the origin for a site's allowed browser origins, for
+	// a preflight of a site no cached key belongs to. Nil: such preflights
+	// find no site.
+	FetchCORS CORSFetcher
+	// CORSTTL bounds how long a site's origins stay cached; changes arrive
+	// sooner through the event stream. Default 5 min.
+	CORSTTL time.Duration
 }
+
+// CORSFetcher asks the origin for a site's allowed browser origins; found
+// is false for an unknown site, and an error means the origin could not
+// answer.
+type CORSFetcher func(ctx context.Context, siteID string) (origins []string, found bool, err error)
 
 // Cache is safe for concurrent use.
 type Cache struct {
@@ -65,9 +79,15 @@ type Cache struct {
 	mu      sync.Mutex
 	flights map[[32]byte]*flight
 
-	// limits holds each site's plan limit as last heard, so a plan change
-	// reaches every cached key of the site at once.
-	limits sync.Map // site id → *atomic.Int64
+	// sites holds each site's plan limit and browser origins as last
+	// heard, so a change reaches every cached key of the site at once.
+	// Only sites the origin vouched for are held (an introspected key's, or
+	// one FetchCORS found), so their number is that of real sites.
+	sites       sync.Map // site id → *siteState
+	fetchCORS   CORSFetcher
+	corsTTL     time.Duration
+	corsMu      sync.Mutex
+	corsFlights map[string]*corsFlight
 
 	hits, misses atomic.Uint64
 
@@ -110,8 +130,12 @@ func New(introspect Introspector, opts Options) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("keycache: %w", err)
 	}
+	if opts.CORSTTL <= 0 {
+		opts.CORSTTL = 5 * time.Minute
+	}
 	return &Cache{c: c, introspect: introspect, ttl: opts.TTL, neg: opts.NegativeTTL,
-		flights: map[[32]byte]*flight{}, known: known}, nil
+		flights: map[[32]byte]*flight{}, known: known, fetchCORS: opts.FetchCORS, corsTTL: opts.CORSTTL,
+		corsFlights: map[string]*corsFlight{}}, nil
 }
 
 // keyOf views a hash as a string without copying; ristretto keeps only
@@ -124,7 +148,7 @@ func keyOf(h *[32]byte) string { return unsafe.String(&h[0], len(h)) }
 func (c *Cache) Lookup(ctx context.Context, hash [32]byte) (Info, error) {
 	if info, ok := c.c.Get(keyOf(&hash)); ok {
 		c.hits.Add(1)
-		return c.withLimit(*info), nil
+		return c.withSite(*info), nil
 	}
 	c.misses.Add(1)
 	c.mu.Lock()
@@ -149,7 +173,7 @@ func (c *Cache) Lookup(ctx context.Context, hash [32]byte) (Info, error) {
 	if f.err != nil {
 		return Info{}, f.err
 	}
-	return c.withLimit(f.info), nil
+	return c.withSite(f.info), nil
 }
 
 // Cached returns what the cache holds of the key with this hash, an unknown
@@ -161,7 +185,7 @@ func (c *Cache) Cached(hash [32]byte) (info Info, ok bool) {
 		return Info{}, false
 	}
 	c.hits.Add(1)
-	return c.withLimit(*p), true
+	return c.withSite(*p), true
 }
 
 // knownTTL is how long a key the origin answered active stays Known.
@@ -193,6 +217,7 @@ func (c *Cache) fill(ctx context.Context, hash [32]byte) (Info, error) {
 			ttl = c.neg
 		} else {
 			c.SetPlanLimit(info.SiteID, info.Limit)
+			c.SetCORS(info.SiteID, info.CORS)
 			c.known.SetWithTTL(keyOf(&hash), struct{}{}, 1, knownTTL)
 		}
 		stored := info
@@ -202,10 +227,14 @@ func (c *Cache) fill(ctx context.Context, hash [32]byte) (Info, error) {
 	}
 }
 
-func (c *Cache) withLimit(info Info) Info {
+func (c *Cache) withSite(info Info) Info {
 	if info.Active {
-		if l, ok := c.limits.Load(info.SiteID); ok {
-			info.Limit = int(l.(*atomic.Int64).Load())
+		if st, ok := c.sites.Load(info.SiteID); ok {
+			st := st.(*siteState)
+			info.Limit = int(st.limit.Load())
+			if e := st.cors.Load(); e != nil {
+				info.CORS = e.origins
+			}
 		}
 	}
 	return info
@@ -214,15 +243,7 @@ func (c *Cache) withLimit(info Info) Info {
 // SetPlanLimit records a site's plan limit (0: unlimited); every cached key
 // of the site uses it from now on.
 func (c *Cache) SetPlanLimit(siteID string, limit int) {
-	if l, ok := c.limits.Load(siteID); ok {
-		l.(*atomic.Int64).Store(int64(limit))
-		return
-	}
-	v := new(atomic.Int64)
-	v.Store(int64(limit))
-	if l, loaded := c.limits.LoadOrStore(siteID, v); loaded {
-		l.(*atomic.Int64).Store(int64(limit))
-	}
+	c.site(siteID).limit.Store(int64(limit))
 }
 
 // Revoke forgets a key by the hex SHA-256 the origin's key.revoked event
@@ -238,12 +259,12 @@ func (c *Cache) Revoke(hashHex string) error {
 	return nil
 }
 
-// Purge forgets every key and plan limit, for when the event stream cannot
+// Purge forgets every key, plan limit and site's origins, for when the event stream cannot
 // tell what was missed.
 func (c *Cache) Purge() {
 	c.epoch.Add(1)
 	c.c.Clear()
-	c.limits.Clear()
+	c.sites.Clear()
 }
 
 // Stats returns the cache's hits and misses since it was made.
