@@ -72,7 +72,7 @@ func TestAbusiveVisitors(t *testing.T) {
 	devwp.Require(t)
 	start := time.Now()
 	a := &abuse{lg: startListgate(t), next: 2}
-	a.wp = startWordPress(t)
+	a.wp = startWordPress(t, transports(t)[0])
 	a.regular = newVisitor(t, "127.0.0.1")
 	a.pair(t)
 	a.writePlugin(t, "listgate-test-fresh-hour", fmt.Sprintf(freshPlugin, 3600))

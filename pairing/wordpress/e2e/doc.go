@@ -11,8 +11,9 @@
 // the plugin logs no PHP error. Visitors at loopback addresses of their
 // own send the query parameters a script would (made-up suburbs, absurd
 // pages, bogus listing references), and the test counts the API calls
-// they cause from the edge's metrics. WordPress sends its requests with
-// curl, or with fsockopen when LISTGATE_E2E_WP_TRANSPORT=streams.
+// they cause from the edge's metrics. The plugin's walk-through runs once
+// with each WordPress transport: curl, then fsockopen (as on hosts without
+// PHP's curl); LISTGATE_E2E_WP_TRANSPORT=curl or =streams runs one.
 //
 // Without PHP, MariaDB or WordPress the tests are skipped (without
 // Chromium, those that need a browser), except when CI is set: there they

@@ -41,16 +41,24 @@ add_filter( 'listgate_visitor_api_calls_per_minute', fn() => 1000 );
 // origin and edge: pairing from the settings page, the listings grid and
 // its filters, featured listings, a listing with its images, enquiries,
 // stale listings while rate limited, no key in any page, disconnecting,
-// uninstalling, and no PHP error. Each step needs the ones
-// before it, so the first failure ends the test.
+// uninstalling, and no PHP error, once with each of WordPress's HTTP
+// transports (curl, and fsockopen as on hosts without PHP's curl
+// extension). Each step needs the ones before it, so the first failure
+// ends that transport's run.
 func TestWordPressPlugin(t *testing.T) {
 	devwp.Require(t)
 	devbrowser.Require(t)
+	for _, tr := range transports(t) {
+		t.Run(tr, func(t *testing.T) { testWordPressPlugin(t, tr) })
+	}
+}
+
+func testWordPressPlugin(t *testing.T, transport string) {
 	start := time.Now()
 	e := &env{lg: startListgate(t)}
 	t.Logf("listgate up: edge %s, demo site %s (%v)", e.lg.edgeURL, e.lg.siteID, time.Since(start).Round(time.Millisecond))
 	media := startMediaServer(t)
-	e.wp = startWordPress(t)
+	e.wp = startWordPress(t, transport)
 	t.Logf("WordPress up at %s (%v)", e.wp.URL, time.Since(start).Round(time.Millisecond))
 	// Both browsers, the administrator's and the visitor's, come from
 	// 127.0.0.1: to the plugin they are one visitor, who here views more

@@ -12,10 +12,10 @@ import (
 	"github.com/listgate/listgate/pkg/devwp"
 )
 
-// wpTransportEnv chooses the transport of WordPress's HTTP requests (the
-// plugin's calls to Listgate) in these tests: "curl" (the default: PHP's
-// curl extension, which WordPress prefers) or "streams" (fsockopen, what
-// WordPress uses on a host without curl), e.g.
+// wpTransportEnv narrows TestWordPressPlugin, which runs with each of
+// WordPress's HTTP transports (the plugin's calls to Listgate), to one:
+// "curl" (PHP's curl extension, which WordPress prefers) or "streams"
+// (fsockopen, what WordPress uses on a host without curl), e.g.
 //
 //	LISTGATE_E2E_WP_TRANSPORT=streams go test ./pairing/wordpress/e2e
 const wpTransportEnv = "LISTGATE_E2E_WP_TRANSPORT"
@@ -45,20 +45,31 @@ add_action(
 );
 `
 
-// setTransport writes the streams plugin into site when wpTransportEnv
-// asks for it.
-func setTransport(t *testing.T, site *devwp.Site) {
-	t.Helper()
+// transports are the WordPress transports a test runs with: the one
+// wpTransportEnv names, or else all of them, curl first.
+func transports(t *testing.T) []string {
 	switch tr := os.Getenv(wpTransportEnv); tr {
-	case "", "curl":
-	case "streams":
-		if err := site.WriteMUPlugin(streamsPluginName, streamsPlugin); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("WordPress sends its HTTP requests with fsockopen (%s=streams)", wpTransportEnv)
+	case "":
+		return []string{"curl", "streams"}
+	case "curl", "streams":
+		return []string{tr}
 	default:
 		t.Fatalf("%s=%q: want curl or streams", wpTransportEnv, tr)
+		return nil
 	}
+}
+
+// setTransport writes the streams plugin into site for the streams
+// transport; WordPress uses curl without it.
+func setTransport(t *testing.T, site *devwp.Site, transport string) {
+	t.Helper()
+	if transport != "streams" {
+		return
+	}
+	if err := site.WriteMUPlugin(streamsPluginName, streamsPlugin); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("WordPress sends its HTTP requests with fsockopen")
 }
 
 // transportProbe sends one request with wp_remote_get and prints the
@@ -76,7 +87,7 @@ func TestStreamsTransportPlugin(t *testing.T) {
 	devwp.Require(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
 	t.Cleanup(srv.Close)
-	wp := startWordPress(t)
+	wp := startWordPress(t, "curl")
 	plugin := filepath.Join(wp.Root, "wp-content", "mu-plugins", streamsPluginName+".php")
 	probe := func() string {
 		t.Helper()

@@ -33,7 +33,7 @@ type wordpress struct {
 
 // startWordPress starts MariaDB, lays out and serves WordPress with the
 // plugin, installs it, activates the plugin and creates the pages.
-func startWordPress(t *testing.T) *wordpress {
+func startWordPress(t *testing.T, transport string) *wordpress {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -51,7 +51,7 @@ func startWordPress(t *testing.T) *wordpress {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setTransport(t, site)
+	setTransport(t, site, transport)
 	if err := site.Serve(ctx); err != nil {
 		t.Fatal(err)
 	}
