@@ -82,12 +82,18 @@ func newSystem(tb testing.TB, originYAML ...string) *system {
 
 func (s *system) startOrigin() *proc {
 	s.tb.Helper()
+	return s.startOriginAt("127.0.0.1:0")
+}
+
+// startOriginAt starts one more origin on the system's database, on addr.
+func (s *system) startOriginAt(addr string) *proc {
+	s.tb.Helper()
 	args := []string{"serve"}
 	if s.config != "" {
 		args = append(args, "--config", s.config)
 	}
 	env := []string{"LISTGATE_DATABASE_URL=" + s.dbURL,
-		"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0"}
+		"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_ORIGIN_ADDR=" + addr}
 	if s.public != "" {
 		env = append(env, "LISTGATE_PUBLIC_URL="+s.public)
 	}
@@ -100,6 +106,7 @@ type edgeOpts struct {
 	edges    int
 	yaml     string // the edge's config file, if any
 	addr     string // the listen address; default 127.0.0.1:0
+	origins  string // LISTGATE_ORIGIN_URL; default the system's origin
 }
 
 func (s *system) startEdge(o edgeOpts) *proc {
@@ -108,8 +115,12 @@ func (s *system) startEdge(o edgeOpts) *proc {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
+	origins := o.origins
+	if origins == "" {
+		origins = s.origin.url()
+	}
 	env := []string{"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_EDGE_ADDR=" + addr,
-		"LISTGATE_ORIGIN_URL=" + s.origin.url()}
+		"LISTGATE_ORIGIN_URL=" + origins}
 	if o.redisURL != "" {
 		env = append(env, "LISTGATE_REDIS_URL="+o.redisURL)
 	}
