@@ -59,7 +59,9 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 // not nil, is called with the bound address once the listener is open.
 func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready func(addr string)) error {
 	log := newLogger(e.stderr, cfg.LogLevel)
-	db, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cfg.DatabaseMaxConns)})
+	// The liveness lock lets another origin take over at once the
+	// Idempotency-Key claims of this process if it dies.
+	db, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cfg.DatabaseMaxConns), Liveness: true, Log: log})
 	if err != nil {
 		return err
 	}

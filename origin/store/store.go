@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"time"
 
@@ -21,6 +22,8 @@ import (
 // DB is the origin's connection pool. Safe for concurrent use.
 type DB struct {
 	Pool *pgxpool.Pool
+	// live is the process's liveness lock, nil unless Options.Liveness.
+	live *liveness
 }
 
 // Options tune Open. The zero value uses the defaults.
@@ -29,6 +32,16 @@ type Options struct {
 	MaxConns int32
 	// ConnectTimeout bounds each new connection. Zero: 5 s.
 	ConnectTimeout time.Duration
+	// Liveness makes the DB hold a liveness lock for its life, on one more
+	// connection outside the pool, so that the Idempotency-Key claims it
+	// makes name it as their owner and can be taken over at once when the
+	// process is gone (see ClaimIdempotencyKey). Processes that serve
+	// POST /v1/leads set it. Default false: claims have no owner and are
+	// taken over only after their lease.
+	Liveness bool
+	// Log receives the liveness lock's losses and reacquisitions. Nil:
+	// discarded.
+	Log *slog.Logger
 }
 
 // Open connects to the database at url and checks that it answers. The
@@ -58,6 +71,16 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
+	if opts.Liveness {
+		log := opts.Log
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		if db.live, err = startLiveness(ctx, cfg.ConnConfig, log); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
 	return db, nil
 }
 
@@ -70,9 +93,12 @@ func (db *DB) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes every connection of the pool; it waits for connections in
-// use to be released.
-func (db *DB) Close() { db.Pool.Close() }
+// Close closes every connection of the pool, waiting for connections in
+// use to be released, and then gives up the liveness lock, if any.
+func (db *DB) Close() {
+	db.Pool.Close()
+	db.live.close()
+}
 
 // InTx runs fn in a transaction, committing when fn returns nil and rolling
 // back otherwise.
