@@ -189,13 +189,9 @@ func (db *DB) DeleteExpiredSessions(ctx context.Context, now time.Time) (int64, 
 
 // AccountSites returns the account's sites, by name.
 func (db *DB) AccountSites(ctx context.Context, accountID string) ([]Site, error) {
-	rows, _ := db.Pool.Query(ctx, `SELECT id, name, plan, timezone, created_at FROM sites
+	rows, _ := db.Pool.Query(ctx, `SELECT `+siteColumns+` FROM sites
 		WHERE account_id = $1 ORDER BY name, id`, accountID)
-	sites, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Site, error) {
-		var s Site
-		err := r.Scan(&s.ID, &s.Name, &s.Plan, &s.Timezone, &s.CreatedAt)
-		return s, err
-	})
+	sites, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Site, error) { return scanSite(r) })
 	if err != nil {
 		return nil, fmt.Errorf("store: account sites: %w", err)
 	}
@@ -205,10 +201,8 @@ func (db *DB) AccountSites(ctx context.Context, accountID string) ([]Site, error
 // AccountSite returns the site siteID when it belongs to the account, and
 // a NOT_FOUND error otherwise (whether the site exists or not).
 func (db *DB) AccountSite(ctx context.Context, accountID, siteID string) (Site, error) {
-	var s Site
-	err := db.Pool.QueryRow(ctx, `SELECT id, name, plan, timezone, created_at FROM sites
-		WHERE id = $1 AND account_id = $2`, siteID, accountID).
-		Scan(&s.ID, &s.Name, &s.Plan, &s.Timezone, &s.CreatedAt)
+	s, err := scanSite(db.Pool.QueryRow(ctx, `SELECT `+siteColumns+` FROM sites
+		WHERE id = $1 AND account_id = $2`, siteID, accountID))
 	if errors.Is(err, pgx.ErrNoRows) || isInvalidText(err) {
 		return Site{}, notFound("site")
 	}

@@ -7,12 +7,14 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Event types written to the outbox and streamed to edges.
+// Event types written to the outbox and streamed to edges (the
+// model.Event* the edge reads; the events table's CHECK lists them).
 const (
 	EventKeyRevoked     = "key.revoked"
 	EventKeyChanged     = "key.changed"
 	EventPlanChanged    = "site.plan_changed"
 	EventContentChanged = "site.content_changed"
+	EventCORSChanged    = "site.cors_changed"
 )
 
 // EventChannel is the LISTEN/NOTIFY channel on which origins announce new
