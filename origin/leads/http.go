@@ -78,9 +78,11 @@ func (s *Service) Mount(handle func(pattern string, h api.HandlerFunc)) {
 // idempotencyLease is how long an in-flight Idempotency-Key claim blocks
 // retries (409) before it counts as abandoned: a little beyond
 // Config.Timeout, which bounds the work of a live request. A claim whose
-// origin died frees itself that soon, so a client retrying after an outage
-// is not kept waiting; and a request that outlived its lease cannot store
-// its lead, because the claim is checked in the lead's transaction.
+// origin is gone is taken over at once when the origin held its liveness
+// lock (store.Options.Liveness); one without an owner frees itself after
+// the lease, so a client retrying after an outage is not kept waiting long.
+// A request that lost its claim either way cannot store its lead, because
+// the claim is checked in the lead's transaction.
 func (s *Service) idempotencyLease() time.Duration { return s.cfg.Timeout + 5*time.Second }
 
 // submit checks the request in the order of the errors a client would fix

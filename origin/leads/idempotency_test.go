@@ -99,6 +99,39 @@ func TestIdempotencyInFlightAndExpiry(t *testing.T) {
 	}
 }
 
+// A claim held by another origin answers 409 while that origin is alive,
+// and is taken over at once once it is gone (its liveness lock freed), long
+// before the lease.
+func TestIdempotencyClaimOfAGoneOrigin(t *testing.T) {
+	url := storetest.URL(t)
+	other := mustOpen(t, url, store.Options{MaxConns: 1, Liveness: true})
+	f := newFixtureOn(t, mustOpen(t, url, store.Options{Liveness: true}), leads.Config{})
+	const body = `{"name":"Ann","email":"ann@example.com"}`
+	res, err := other.ClaimIdempotencyKey(t.Context(), store.IdempotencyRequest{SiteID: f.site, KeyID: f.keyID,
+		Key: "form-46", BodyHash: leads.BodyHash([]byte(body)), TTL: leads.IdempotencyTTL, Lease: 10 * time.Minute})
+	if err != nil || res.State != store.IdempotencyClaimed {
+		t.Fatalf("claim: %+v %v", res, err)
+	}
+	key := map[string]string{leads.IdempotencyHeader: "form-46"}
+	if r := f.post(t, body, key); r.status != 409 {
+		t.Fatalf("claim of a live origin: %d %s", r.status, r.body)
+	}
+	other.Close() // as when its process dies: the lock is freed
+	if r := f.post(t, body, key); r.status != 201 {
+		t.Fatalf("claim of a gone origin: %d %s", r.status, r.body)
+	}
+}
+
+func mustOpen(tb testing.TB, url string, opts store.Options) *store.DB {
+	tb.Helper()
+	db, err := store.Open(context.Background(), url, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(db.Close)
+	return db
+}
+
 // flakyStore fails SubmitLead like a dropped connection, as many times as
 // failures says; everything else is the real database.
 type flakyStore struct {

@@ -151,8 +151,9 @@ type LeadOutcome struct {
 }
 
 // ErrClaimLost is returned by SubmitLead when the request's idempotency
-// claim was taken over (it had been held longer than the lease) before the
-// lead could be stored; nothing was stored.
+// claim was taken over (it had been held longer than the lease, or its
+// owner's liveness lock was free) before the lead could be stored; nothing
+// was stored.
 var ErrClaimLost = errors.New("store: idempotency claim lost")
 
 // SubmitLead stores a submission in one transaction. It takes the
@@ -386,6 +387,13 @@ func nullString(s string) *string {
 }
 
 func nullInt(n int64) *int64 {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+func nullInt32(n int32) *int32 {
 	if n == 0 {
 		return nil
 	}

@@ -11,6 +11,37 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
+// claimIdempotencyKey claims a key ($1-$3) for a body ($4), for a TTL ($5)
+// and a lease ($6) in seconds, owned by the liveness lock ($7, $8) or
+// nobody ($8 NULL). It returns the new claim's id, or no row when the key
+// is held.
+//
+// The owner is recorded only if its lock is held by some session right
+// now, which pg_try_advisory_xact_lock failing shows; a process whose
+// liveness connection has just died, before it noticed, records none. A
+// row in flight is taken over when its owner's lock is free, which
+// pg_try_advisory_xact_lock succeeding shows. Either try that succeeds
+// holds the lock only until this statement's transaction commits, a moment
+// later: it never outlives the statement (the claim always runs on a pool
+// connection, in a transaction of its own), and it cannot succeed while an
+// owner is alive, since a live owner holds its lock on a connection of its
+// own, never one of the pool's (advisory locks are re-entrant within a
+// session). The CASE keeps the try to rows in flight with an owner.
+const claimIdempotencyKey = `INSERT INTO idempotency_keys AS k
+		(site_id, key_id, idem_key, body_hash, state, claim_id, owner, created_at, expires_at)
+	VALUES ($1, $2, $3, $4, 'in_flight', gen_random_uuid(),
+		CASE WHEN NOT pg_try_advisory_xact_lock($7::int4, $8::int4) THEN $8::int4 END,
+		now(), now() + make_interval(secs => $5))
+	ON CONFLICT (site_id, key_id, idem_key) DO UPDATE SET
+		body_hash = EXCLUDED.body_hash, state = 'in_flight', claim_id = EXCLUDED.claim_id, owner = EXCLUDED.owner,
+		response_code = NULL, response_body = NULL,
+		created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+	WHERE k.expires_at <= now()
+	   OR (k.state = 'in_flight' AND k.created_at <= now() - make_interval(secs => $6))
+	   OR CASE WHEN k.state = 'in_flight' AND k.owner IS NOT NULL
+	           THEN pg_try_advisory_xact_lock($7::int4, k.owner) ELSE false END
+	RETURNING claim_id::text`
+
 // IdempotencyRequest is a request carrying an Idempotency-Key, per site and
 // API key.
 type IdempotencyRequest struct {
@@ -61,23 +92,21 @@ type IdempotencyResult struct {
 
 // ClaimIdempotencyKey claims a key, in a statement of its own that commits
 // at once, or reports why it cannot: a stored response to replay, a request
-// in flight, or a different body. Expired rows, and claims in flight for
-// longer than the lease, are replaced. Of two requests racing for a new key,
-// exactly one claims it.
+// in flight, or a different body. Expired rows, claims in flight for longer
+// than the lease, and claims in flight whose owner is gone are replaced. Of
+// two requests racing for a new key, exactly one claims it.
+//
+// A claim's owner is the DB's liveness lock (Options.Liveness), recorded
+// only while that lock is held: a claim whose owner's lock is free (the
+// process exited, was killed or lost its connection) is taken over at once,
+// a claim without an owner only after the lease. A claim taken over cannot
+// be completed by its first request (SubmitLead fails with ErrClaimLost).
 func (db *DB) ClaimIdempotencyKey(ctx context.Context, req IdempotencyRequest) (IdempotencyResult, error) {
 	for range 3 {
 		var claimID string
-		err := db.Pool.QueryRow(ctx, `INSERT INTO idempotency_keys AS k
-				(site_id, key_id, idem_key, body_hash, state, claim_id, created_at, expires_at)
-			VALUES ($1, $2, $3, $4, 'in_flight', gen_random_uuid(), now(), now() + make_interval(secs => $5))
-			ON CONFLICT (site_id, key_id, idem_key) DO UPDATE SET
-				body_hash = EXCLUDED.body_hash, state = 'in_flight', claim_id = EXCLUDED.claim_id,
-				response_code = NULL, response_body = NULL,
-				created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-			WHERE k.expires_at <= now()
-			   OR (k.state = 'in_flight' AND k.created_at <= now() - make_interval(secs => $6))
-			RETURNING claim_id::text`,
-			req.SiteID, req.KeyID, req.Key, req.BodyHash, req.TTL.Seconds(), req.Lease.Seconds()).Scan(&claimID)
+		err := db.Pool.QueryRow(ctx, claimIdempotencyKey,
+			req.SiteID, req.KeyID, req.Key, req.BodyHash, req.TTL.Seconds(), req.Lease.Seconds(),
+			livenessClass, nullInt32(db.live.owner())).Scan(&claimID)
 		if err == nil {
 			return IdempotencyResult{State: IdempotencyClaimed, Claim: &IdempotencyClaim{
 				SiteID: req.SiteID, KeyID: req.KeyID, Key: req.Key, ClaimID: claimID}}, nil
