@@ -1,7 +1,8 @@
 // Package introspect is the origin's key introspection endpoint, POST
 // /internal/v1/keys/introspect: the edge sends the SHA-256 of an API key it
 // has not cached and learns whether the key is live, its key and site ids,
-// scopes, the site's plan and rate limit, and how long it may cache the
+// scopes, the site's plan and rate limit, the browser origins the site
+// allows (cors_origins, left out when none), and how long it may cache the
 // answer. Only the edge may call it (internal token, see api.RequireEdge).
 //
 // Introspection also records that a key is in use: last_used_at is written at
@@ -90,9 +91,9 @@ func (s *Service) introspect(w http.ResponseWriter, r *http.Request) error {
 			WHERE key_hash = $1 AND revoked_at IS NULL
 			  AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
 		)
-		SELECT k.id, k.site_id, k.scopes, k.revoked_at IS NOT NULL, s.plan
+		SELECT k.id, k.site_id, k.scopes, k.revoked_at IS NOT NULL, s.plan, s.cors_origins
 		FROM api_keys k JOIN sites s ON s.id = k.site_id
-		WHERE k.key_hash = $1`, hash[:]).Scan(&out.KeyID, &out.SiteID, &scopes, &revoked, &plan)
+		WHERE k.key_hash = $1`, hash[:]).Scan(&out.KeyID, &out.SiteID, &scopes, &revoked, &plan, &out.CORSOrigins)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return writeAnswer(w, model.Introspection{Active: false})

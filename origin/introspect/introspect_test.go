@@ -263,3 +263,41 @@ func TestIntrospectRecordsUseAtMostOnceAMinute(t *testing.T) {
 		t.Fatalf("revoked key's last_used_at written: %s", at)
 	}
 }
+
+// The answer carries the site's allowed browser origins, as set, and
+// follows a change; none: the field is left out.
+func TestIntrospectCORSOrigins(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	site, _, secret := mustSiteKey(t, e.db, model.Starter, apikey.ListingsRead)
+	_, _, otherSecret := mustSiteKey(t, e.db, model.Starter, apikey.ListingsRead)
+	answer := func(secret string) (model.Introspection, string) {
+		t.Helper()
+		resp, body := e.post(t, hashBody(secret), nil)
+		var got model.Introspection
+		if err := json.Unmarshal(body, &got); resp.StatusCode != 200 || err != nil {
+			t.Fatalf("status %d: %s (%v)", resp.StatusCode, body, err)
+		}
+		return got, string(body)
+	}
+	if got, body := answer(secret); got.CORSOrigins != nil || strings.Contains(body, "cors_origins") {
+		t.Fatalf("no origins: %s", body)
+	}
+	if _, err := e.db.SetCORS(ctx, site.ID, []string{"https://Bayside.example", "http://localhost:3000"}); err != nil {
+		t.Fatal(err)
+	}
+	got, body := answer(secret)
+	if strings.Join(got.CORSOrigins, " ") != "https://bayside.example http://localhost:3000" ||
+		!strings.Contains(body, `"cors_origins":["https://bayside.example","http://localhost:3000"]`) {
+		t.Fatalf("with origins: %s", body)
+	}
+	if other, body := answer(otherSecret); other.CORSOrigins != nil {
+		t.Fatalf("another site's key carries the origins: %s", body)
+	}
+	if _, err := e.db.SetCORS(ctx, site.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, body := answer(secret); got.CORSOrigins != nil {
+		t.Fatalf("after clearing: %s", body)
+	}
+}
