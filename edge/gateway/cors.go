@@ -91,6 +91,10 @@ func (g *Gateway) preflight(ctx *fasthttp.RequestCtx) {
 	}
 	handler(ctx)
 	rt := ctx.UserValue(corsRouteKey{}).(*route)
+	if o, err := cors.Normalize(string(origin)); err != nil || o != string(origin) {
+		writeError(ctx, errOriginNotAllowed) // not an origin a browser sends: never echoed
+		return
+	}
 	if rt.site {
 		site, _ := ctx.UserValue("site").(string)
 		allowed, e := g.siteAllows(ctx, site, origin)

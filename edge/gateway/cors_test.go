@@ -78,6 +78,8 @@ func TestPreflight(t *testing.T) {
 		{"not a site id", "/v1/sites/bayside/listings", allowedOrigin, "GET", 403, ""},
 		{"method the route lacks", listings, allowedOrigin, "DELETE", 404, ""},
 		{"leads, any origin", "/v1/leads", otherOrigin, "POST", 204, "POST"},
+		{"leads, not an origin", "/v1/leads", "null", "POST", 403, ""},
+		{"leads, an origin with a path", "/v1/leads", "https://a.example/x", "POST", 403, ""},
 		{"not a browser route", "/v1/pairing/device", allowedOrigin, "POST", 404, ""},
 	} {
 		ctx := preflightCtx(tc.path, tc.origin, tc.method)
