@@ -79,9 +79,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestServeProcessSIGTERM runs the real binary and stops it with SIGTERM,
-// reading its JSON log lines for the address and the clean stop.
-func TestServeProcessSIGTERM(t *testing.T) {
+// mustBuildOrigin builds this binary for a test; tests that call it skip
+// in -short mode.
+func mustBuildOrigin(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -89,8 +90,16 @@ func TestServeProcessSIGTERM(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// startServeProcess runs `bin serve` on the database at dbURL and returns
+// it once its first JSON log line says where it listens, with its address
+// and its next log lines. It is killed when the test ends.
+func startServeProcess(t *testing.T, bin, dbURL string) (*exec.Cmd, string, *bufio.Scanner) {
+	t.Helper()
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(os.Environ(), "LISTGATE_DATABASE_URL="+storetest.URL(t),
+	cmd.Env = append(os.Environ(), "LISTGATE_DATABASE_URL="+dbURL,
 		"LISTGATE_INTERNAL_TOKEN="+testToken, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -101,23 +110,26 @@ func TestServeProcessSIGTERM(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
 	lines := bufio.NewScanner(stderr)
-	next := func() map[string]any {
-		t.Helper()
-		for lines.Scan() {
-			var m map[string]any
-			if json.Unmarshal(lines.Bytes(), &m) == nil {
-				return m
-			}
+	for lines.Scan() {
+		var first map[string]any
+		if json.Unmarshal(lines.Bytes(), &first) != nil {
 			t.Errorf("log line is not JSON: %s", lines.Text())
+			continue
 		}
-		t.Fatalf("log ended: %v", lines.Err())
-		return nil
+		addr, _ := first["addr"].(string)
+		if first["msg"] != "origin listening" || addr == "" {
+			t.Fatalf("first log line %v", first)
+		}
+		return cmd, addr, lines
 	}
-	first := next()
-	addr, _ := first["addr"].(string)
-	if first["msg"] != "origin listening" || addr == "" {
-		t.Fatalf("first log line %v", first)
-	}
+	t.Fatalf("log ended: %v", lines.Err())
+	return nil, "", nil
+}
+
+// TestServeProcessSIGTERM runs the real binary and stops it with SIGTERM,
+// reading its JSON log lines for the address and the clean stop.
+func TestServeProcessSIGTERM(t *testing.T) {
+	cmd, addr, lines := startServeProcess(t, mustBuildOrigin(t), storetest.URL(t))
 	req, _ := http.NewRequest("GET", "http://"+addr+"/readyz", nil)
 	req.Header.Set("X-Request-Id", "trace-123")
 	resp, err := http.DefaultClient.Do(req)
