@@ -85,7 +85,7 @@ func (l *liveness) acquire(ctx context.Context) (*pgx.Conn, error) {
 		}
 		var ok bool
 		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, livenessClass, id).Scan(&ok); err != nil {
-			conn.Close(context.WithoutCancel(ctx))
+			closeConn(conn)
 			return nil, fmt.Errorf("store: liveness lock: %w", err)
 		}
 		if ok {
@@ -93,7 +93,7 @@ func (l *liveness) acquire(ctx context.Context) (*pgx.Conn, error) {
 			return conn, nil
 		}
 	}
-	conn.Close(context.WithoutCancel(ctx))
+	closeConn(conn)
 	return nil, errors.New("store: liveness lock: every id tried was taken")
 }
 
@@ -122,7 +122,7 @@ func (l *liveness) run(ctx context.Context, conn *pgx.Conn) {
 			}
 			// From here claims record no owner, and fall back on the lease.
 			old := l.id.Swap(0)
-			conn.Close(context.Background())
+			closeConn(conn)
 			conn = nil
 			l.log.Warn("liveness lock lost; taking it again under a new id", "instance", old, "err", err)
 		}
@@ -147,6 +147,14 @@ func (l *liveness) release(conn *pgx.Conn) {
 	if id != 0 {
 		conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2)`, livenessClass, id)
 	}
+	conn.Close(ctx)
+}
+
+// closeConn closes a connection that may be dead without waiting on it for
+// more than livenessPing.
+func closeConn(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), livenessPing)
+	defer cancel()
 	conn.Close(ctx)
 }
 
