@@ -22,8 +22,8 @@ import (
 )
 
 // TestServeInternalRoutes runs serve and uses what the edge uses: key
-// introspection and the event stream; an open stream does not hold up the
-// shutdown.
+// introspection, the event stream and a site's browser origins; an open
+// stream does not hold up the shutdown.
 func TestServeInternalRoutes(t *testing.T) {
 	cfg := config.DefaultOrigin()
 	cfg.Addr = "127.0.0.1:0"
@@ -107,6 +107,39 @@ func TestServeInternalRoutes(t *testing.T) {
 		}
 	case <-time.After(time.Second):
 		t.Fatal("key.revoked not streamed within 1 s")
+	}
+
+	if _, err := db.SetCORS(context.Background(), site.ID, []string{"https://Serve.example"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-got:
+		var sc model.SiteCORS
+		if err := json.Unmarshal(e.Data, &sc); e.Type != model.EventCORSChanged || err != nil || sc.SiteID != site.ID ||
+			strings.Join(sc.Origins, " ") != "https://serve.example" {
+			t.Fatalf("event %s %s", e.Type, e.Data)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("site.cors_changed not streamed within 1 s")
+	}
+	for _, tc := range []struct {
+		token  string
+		status int
+	}{{"", 401}, {testToken, 200}} {
+		req, _ := http.NewRequest("GET", base+introspect.SiteCORSPath(site.ID), nil)
+		if tc.token != "" {
+			req.Header.Set("X-Listgate-Internal-Token", tc.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sc model.SiteCORS
+		json.NewDecoder(resp.Body).Decode(&sc)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || tc.status == 200 && (sc.SiteID != site.ID || strings.Join(sc.Origins, " ") != "https://serve.example") {
+			t.Fatalf("site origins with token %q: %d %+v", tc.token, resp.StatusCode, sc)
+		}
 	}
 
 	start := time.Now()

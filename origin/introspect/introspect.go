@@ -8,6 +8,10 @@
 // Introspection also records that a key is in use: last_used_at is written at
 // most once a minute per key, by a guarded UPDATE in the same statement as
 // the look-up.
+//
+// The package also serves what the edge needs of a site without a key: GET
+// /internal/v1/sites/{site_id}/cors, the browser origins the site allows
+// (model.SiteCORS), from which the edge answers CORS preflights.
 package introspect
 
 import (
@@ -60,9 +64,11 @@ func New(cfg Config) *Service {
 	return &Service{db: cfg.DB, ttl: max(1, int(ttl/time.Second))}
 }
 
-// Mount registers POST /internal/v1/keys/introspect.
+// Mount registers POST /internal/v1/keys/introspect and GET
+// /internal/v1/sites/{site_id}/cors.
 func (s *Service) Mount(handle func(pattern string, h api.HandlerFunc)) {
 	handle("POST "+Path, s.introspect)
+	handle("GET "+SiteCORSPattern, s.siteCORS)
 }
 
 // introspect answers 200 with model.Introspection for a well-formed request
