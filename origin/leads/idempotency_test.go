@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -119,6 +120,49 @@ func TestIdempotencyClaimOfAGoneOrigin(t *testing.T) {
 	other.Close() // as when its process dies: the lock is freed
 	if r := f.post(t, body, key); r.status != 201 {
 		t.Fatalf("claim of a gone origin: %d %s", r.status, r.body)
+	}
+}
+
+// inFlightSignal tells when a claim found the key in flight the first time.
+type inFlightSignal struct {
+	*store.DB
+	once     sync.Once
+	inFlight chan struct{}
+}
+
+func (s *inFlightSignal) ClaimIdempotencyKey(ctx context.Context, req store.IdempotencyRequest) (store.IdempotencyResult, error) {
+	res, err := s.DB.ClaimIdempotencyKey(ctx, req)
+	if err == nil && res.State == store.IdempotencyInFlight {
+		s.once.Do(func() { close(s.inFlight) })
+	}
+	return res, err
+}
+
+// A retry that finds its key in flight waits a moment before answering
+// 409: when the claim is released meanwhile (here its origin dies right
+// after the retry first found it), the retry goes ahead and stores the
+// lead.
+func TestIdempotencyRetryWaitsForAClaimInFlight(t *testing.T) {
+	url := storetest.URL(t)
+	other := mustOpen(t, url, store.Options{MaxConns: 1, Liveness: true})
+	db := mustOpen(t, url, store.Options{Liveness: true})
+	sig := &inFlightSignal{DB: db, inFlight: make(chan struct{})}
+	f := newFixtureOn(t, db, leads.Config{DB: sig})
+	const body = `{"name":"Ann","email":"ann@example.com"}`
+	res, err := other.ClaimIdempotencyKey(t.Context(), store.IdempotencyRequest{SiteID: f.site, KeyID: f.keyID,
+		Key: "form-47", BodyHash: leads.BodyHash([]byte(body)), TTL: leads.IdempotencyTTL, Lease: 10 * time.Minute})
+	if err != nil || res.State != store.IdempotencyClaimed {
+		t.Fatalf("claim: %+v %v", res, err)
+	}
+	go func() {
+		<-sig.inFlight
+		other.Close()
+	}()
+	if r := f.post(t, body, map[string]string{leads.IdempotencyHeader: "form-47"}); r.status != 201 {
+		t.Fatalf("retry while the claim was released: %d %s", r.status, r.body)
+	}
+	if n := f.count(t, `SELECT count(*) FROM lead_submissions`); n != 1 {
+		t.Errorf("%d submissions stored, want 1", n)
 	}
 }
 

@@ -60,7 +60,7 @@ func (s *Service) process(ctx context.Context, req request) (result, error) {
 	if !req.hasIdemKey {
 		return s.save(ctx, req, &lead, nil)
 	}
-	res, err := s.cfg.DB.ClaimIdempotencyKey(ctx, store.IdempotencyRequest{SiteID: req.id.SiteID, KeyID: req.id.KeyID,
+	res, err := s.claim(ctx, store.IdempotencyRequest{SiteID: req.id.SiteID, KeyID: req.id.KeyID,
 		Key: req.idemKey, BodyHash: BodyHash(req.body), TTL: IdempotencyTTL, Lease: s.idempotencyLease()})
 	if err != nil {
 		return result{}, err
@@ -174,4 +174,30 @@ func refFacts(f store.LeadRefFacts) RefFacts {
 		rf.ByID = append(rf.ByID, ListingKey(k))
 	}
 	return rf
+}
+
+// inFlightWaits are the pauses before claiming a key again that another
+// request holds: a lead takes milliseconds, so a retry that arrives while
+// the first request is still being stored (a client that timed out, an
+// edge that sent the request again to another origin when the first
+// origin died and its claim is being released) gets the stored answer
+// instead of 409. About 0.8 s in all.
+var inFlightWaits = []time.Duration{25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond,
+	200 * time.Millisecond, 400 * time.Millisecond}
+
+// claim claims the key, waiting out a claim in flight for a moment.
+func (s *Service) claim(ctx context.Context, req store.IdempotencyRequest) (store.IdempotencyResult, error) {
+	for i := 0; ; i++ {
+		res, err := s.cfg.DB.ClaimIdempotencyKey(ctx, req)
+		if err != nil || res.State != store.IdempotencyInFlight || i == len(inFlightWaits) {
+			return res, err
+		}
+		t := time.NewTimer(inFlightWaits[i])
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return res, nil
+		case <-t.C:
+		}
+	}
 }
