@@ -26,6 +26,10 @@ commands:
                                             seed demo data, serve
   sites create --name NAME --plan PLAN [--timezone TZ] [--json]
   sites set-plan SITE_ID PLAN
+  sites set-cors SITE_ID [ORIGIN...] [--json]
+                                            the browser origins allowed to call the
+                                            API with the site's keys (CORS), e.g.
+                                            https://www.example.com; none clears them
   sites list [--json]
   keys create --site SITE_ID --name NAME --scopes SCOPES [--json]
   keys revoke KEY_ID
@@ -97,6 +101,8 @@ func dispatch(ctx context.Context, args []string, e *env) error {
 			return cmdSitesCreate(ctx, rest[1:], e)
 		case "set-plan":
 			return cmdSitesSetPlan(ctx, rest[1:], e)
+		case "set-cors":
+			return cmdSitesSetCORS(ctx, rest[1:], e)
 		case "list":
 			return cmdSitesList(ctx, rest[1:], e)
 		}

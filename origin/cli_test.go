@@ -174,3 +174,76 @@ func TestSeedDemo(t *testing.T) {
 		t.Errorf("scopes %v / %v", d.ReadKey.Scopes, d.LeadKey.Scopes)
 	}
 }
+
+func TestSitesSetCORSCommand(t *testing.T) {
+	c := newCLI(t, storetest.URL(t))
+	var site struct{ ID string }
+	c.mustJSON(&site, "sites", "create", "--name", "Bayside Realty", "--plan", "starter", "--json")
+
+	// Origins are normalized, repeats dropped; --json may come last.
+	var got struct {
+		SiteID  string   `json:"site_id"`
+		Origins []string `json:"origins"`
+	}
+	c.mustJSON(&got, "sites", "set-cors", site.ID, "https://WWW.Bayside.example/", "http://localhost:3000",
+		"https://www.bayside.example:443", "--json")
+	if got.SiteID != site.ID || strings.Join(got.Origins, " ") != "https://www.bayside.example http://localhost:3000" {
+		t.Fatalf("set-cors --json: %+v", got)
+	}
+	code, out, errOut := c.run("sites", "set-cors", site.ID, "https://bayside.example")
+	if code != 0 || out != "site "+site.ID+" allows these browser origins:\n  https://bayside.example\n" {
+		t.Fatalf("set-cors: %d %q %q", code, out, errOut)
+	}
+	var sites struct {
+		Sites []struct {
+			ID          string
+			CORSOrigins []string `json:"cors_origins"`
+		}
+	}
+	c.mustJSON(&sites, "sites", "list", "--json")
+	if len(sites.Sites) != 1 || strings.Join(sites.Sites[0].CORSOrigins, " ") != "https://bayside.example" {
+		t.Fatalf("sites list --json: %+v", sites)
+	}
+	if code, out, _ := c.run("sites", "list"); code != 0 || !strings.Contains(out, "BROWSER ORIGINS") ||
+		!strings.Contains(out, "https://bayside.example") {
+		t.Fatalf("sites list: %d %q", code, out)
+	}
+
+	// No origins clears the list.
+	code, out, _ = c.run("sites", "set-cors", site.ID)
+	if code != 0 || !strings.Contains(out, "allows no browser origins") {
+		t.Fatalf("clear: %d %q", code, out)
+	}
+	c.mustJSON(&got, "sites", "set-cors", "--json", site.ID)
+	if got.Origins == nil || len(got.Origins) != 0 {
+		t.Fatalf("cleared --json: %+v", got)
+	}
+	if code, out, _ := c.run("sites", "list"); code != 0 || !strings.Contains(out, " -\n") {
+		t.Fatalf("sites list without origins: %q", out)
+	}
+
+	for name, tc := range map[string]struct {
+		args []string
+		code int
+		want string
+	}{
+		"no site":      {[]string{"sites", "set-cors"}, 2, "takes a SITE_ID"},
+		"only --json":  {[]string{"sites", "set-cors", "--json"}, 2, "takes a SITE_ID"},
+		"unknown flag": {[]string{"sites", "set-cors", site.ID, "--all"}, 2, "not defined: -all"},
+		"wildcard":     {[]string{"sites", "set-cors", site.ID, "https://*.bayside.example"}, 1, "wildcards are not allowed"},
+		"with a path":  {[]string{"sites", "set-cors", site.ID, "https://bayside.example/app"}, 1, "origins:"},
+		"unknown site": {[]string{"sites", "set-cors", "6f1c2a8e-0000-4000-8000-000000000000", "https://a.example"}, 1, "site not found"},
+		"bad site id":  {[]string{"sites", "set-cors", "bayside", "https://a.example"}, 1, "site not found"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, _, errOut := c.run(tc.args...)
+			if code != tc.code || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d mentioning %q", code, errOut, tc.code, tc.want)
+			}
+		})
+	}
+	c.mustJSON(&sites, "sites", "list", "--json")
+	if len(sites.Sites[0].CORSOrigins) != 0 {
+		t.Errorf("a refused set-cors changed the list: %q", sites.Sites[0].CORSOrigins)
+	}
+}

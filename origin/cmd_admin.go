@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/listgate/listgate/origin/store"
@@ -72,6 +74,52 @@ func cmdSitesSetPlan(ctx context.Context, args []string, e *env) error {
 	})
 }
 
+func cmdSitesSetCORS(ctx context.Context, args []string, e *env) error {
+	fs := newFlags("sites set-cors", e)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseAnywhere(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return fmt.Errorf("%w: sites set-cors takes a SITE_ID, then the origins (none clears the list)", errUsage)
+	}
+	return withDB(ctx, e, func(db *store.DB) error {
+		origins, err := db.SetCORS(ctx, pos[0], pos[1:])
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(e.stdout, model.SiteCORS{SiteID: pos[0], Origins: origins})
+		}
+		if len(origins) == 0 {
+			fmt.Fprintf(e.stdout, "site %s allows no browser origins\n", pos[0])
+			return nil
+		}
+		fmt.Fprintf(e.stdout, "site %s allows these browser origins:\n", pos[0])
+		for _, o := range origins {
+			fmt.Fprintf(e.stdout, "  %s\n", o)
+		}
+		return nil
+	})
+}
+
+// parseAnywhere parses args whose flags may come before, between or after
+// the positional arguments, and returns the positional ones.
+func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, parseErr(fs, err)
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
 func cmdSitesList(ctx context.Context, args []string, e *env) error {
 	fs := newFlags("sites list", e)
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -86,9 +134,13 @@ func cmdSitesList(ctx context.Context, args []string, e *env) error {
 		if *asJSON {
 			return printJSON(e.stdout, map[string]any{"sites": sites})
 		}
-		tw := newTable(e.stdout, "ID\tNAME\tPLAN\tTIMEZONE")
+		tw := newTable(e.stdout, "ID\tNAME\tPLAN\tTIMEZONE\tBROWSER ORIGINS")
 		for _, s := range sites {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.Name, s.Plan, s.Timezone)
+			origins := strings.Join(s.CORSOrigins, " ")
+			if origins == "" {
+				origins = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, s.Name, s.Plan, s.Timezone, origins)
 		}
 		return tw.Flush()
 	})
