@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,7 +57,11 @@ func drillRollingDeploy(ctx context.Context, p drillParams) (map[string]any, str
 		mu      sync.Mutex
 		results []mixResult
 	)
-	loadCtx, stopLoad := context.WithTimeout(ctx, 4*(p.pre+p.down+15*time.Second)+p.post)
+	// The load stops between requests, never cutting one: every enquiry
+	// sent has its answer, so every stored row must be an acknowledged one.
+	var stopped atomic.Bool
+	deadline := time.Now().Add(4*(p.pre+p.down+15*time.Second) + p.post)
+	stopLoad := func() { stopped.Store(true) }
 	defer stopLoad()
 	var wg sync.WaitGroup
 	for w := range clients {
@@ -64,12 +69,8 @@ func drillRollingDeploy(ctx context.Context, p drillParams) (map[string]any, str
 			c := &mixClient{site: site, client: client, r: rand.New(rand.NewPCG(uint64(w), 7)), etags: map[string]string{},
 				readKey: sys.readKey, leadKey: leadKey, email: fmt.Sprintf("deploy-%s-%d-%%d@example.com", run, w)}
 			var mine []mixResult
-			for i := int64(0); i < 5_000_000 && loadCtx.Err() == nil; i++ {
-				res := c.do(loadCtx, edges[w%len(edges)], i)
-				if res.err != nil && loadCtx.Err() != nil {
-					break // cut by the end of the load, not by the deploy
-				}
-				mine = append(mine, res)
+			for i := int64(0); i < 5_000_000 && !stopped.Load() && time.Now().Before(deadline); i++ {
+				mine = append(mine, c.do(ctx, edges[w%len(edges)], i))
 			}
 			mu.Lock()
 			results = append(results, mine...)
@@ -144,6 +145,9 @@ func drillRollingDeploy(ctx context.Context, p drillParams) (map[string]any, str
 	}
 	if failed > 0 {
 		return data, line, fmt.Errorf("%d requests failed: %v", failed, failures)
+	}
+	if check.Stored != check.Matched {
+		return data, line, fmt.Errorf("%d stored enquiries are not the one acknowledged for their e-mail (stored twice?)", check.Stored-check.Matched)
 	}
 	return data, line, check.err()
 }
