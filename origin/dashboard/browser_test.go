@@ -12,7 +12,8 @@ import (
 )
 
 // TestBrowserSignInAndKey drives a real headless Chromium: sign in, create
-// a key and read it once, revoke it after confirming.
+// a key and read it once, revoke it after confirming; set the site's browser
+// origins.
 func TestBrowserSignInAndKey(t *testing.T) {
 	b := devbrowser.New(t, devbrowser.Options{Width: 390, Height: 844}) // phone width
 	f := newFixture(t)
@@ -57,5 +58,20 @@ func TestBrowserSignInAndKey(t *testing.T) {
 	}
 	if k, _ := f.db.KeyByHash(context.Background(), apikey.Hash(secret)); k.RevokedAt == nil {
 		t.Fatal("not revoked")
+	}
+
+	// The site's browser origins, typed one a line, are saved normalized.
+	do(chromedp.Navigate(f.srv.URL+"/dashboard/sites/"+f.siteA.ID),
+		chromedp.WaitVisible(`#cors-input`),
+		chromedp.SendKeys(`#cors-input`, "https://WWW.Bayside.example/\nhttp://localhost:3000"),
+		chromedp.Click(`#save-cors`),
+		chromedp.WaitVisible(`.notice`))
+	if shown := get(chromedp.Text(`#cors-origins`)); !strings.Contains(shown, "https://www.bayside.example") ||
+		!strings.Contains(shown, "http://localhost:3000") {
+		t.Fatalf("origins shown %q", shown)
+	}
+	if site, _ := f.db.GetSite(context.Background(), f.siteA.ID); strings.Join(site.CORSOrigins, " ") !=
+		"https://www.bayside.example http://localhost:3000" {
+		t.Fatalf("origins stored %q", site.CORSOrigins)
 	}
 }

@@ -1,7 +1,7 @@
 // Package dashboard is the agency staff dashboard the origin serves under
 // /dashboard: server-rendered HTML (html/template, embedded templates, a
 // little plain CSS and JS) for signing in, the account's sites, their API
-// keys and WordPress pairings. Every page and action checks that the site
+// keys, allowed browser origins and WordPress pairings. Every page and action checks that the site
 // belongs to the signed-in user's account; another account's site is 404.
 //
 // Handlers render their own HTML error pages rather than the API's JSON
@@ -169,6 +169,7 @@ func (h *Handler) Mount(mount func(pattern string, hf api.HandlerFunc)) {
 	handle("GET "+Prefix, h.signedIn(h.home))
 	handle("GET "+Prefix+"/{$}", h.signedIn(h.home))
 	handle("GET "+Prefix+"/sites/{site}", h.signedIn(h.siteDetail))
+	handle("POST "+Prefix+"/sites/{site}/cors", h.signedIn(h.setCORS))
 	handle("GET "+Prefix+"/sites/{site}/keys", h.signedIn(h.keys))
 	handle("POST "+Prefix+"/sites/{site}/keys", h.signedIn(h.createKey))
 	handle("POST "+Prefix+"/sites/{site}/keys/{key}/revoke", h.signedIn(h.revokeKey))

@@ -4,10 +4,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/apikey"
+	"github.com/listgate/listgate/pkg/cors"
 )
 
 // notices are the flash messages an action's redirect can name (?done=…).
@@ -17,6 +19,7 @@ var notices = map[string]string{
 	"status":         "The lead's status is changed.",
 	"featured":       "The listing is updated. Edges show the change within seconds.",
 	"client_revoked": "The upload client is revoked: its tokens no longer work.",
+	"cors":           "The allowed browser origins are saved. Edges apply them within seconds.",
 }
 
 // redirect answers an action with 303 to path, naming a notice.
@@ -53,11 +56,22 @@ func (h *Handler) siteDetail(w http.ResponseWriter, r *http.Request, s *store.Se
 	if err != nil {
 		return err
 	}
+	return h.renderSite(w, r, s, site, http.StatusOK, "", strings.Join(site.CORSOrigins, "\n"))
+}
+
+// renderSite renders the site's page; problem and corsText are the
+// origins form's message and text.
+func (h *Handler) renderSite(w http.ResponseWriter, r *http.Request, s *store.Session, site store.Site,
+	status int, problem, corsText string) error {
 	data := h.base(s)
 	data["Title"] = site.Name
 	data["Site"] = site
 	data["Limit"] = site.Plan.Limit()
-	return h.render(w, http.StatusOK, "site.html", data)
+	data["CORSProblem"] = problem
+	data["CORSText"] = corsText
+	data["MaxOrigins"] = cors.MaxOrigins
+	data["Notice"] = notice(r)
+	return h.render(w, status, "site.html", data)
 }
 
 // scopeChoice is a scope checkbox of the new-key form.
