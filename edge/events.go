@@ -10,7 +10,7 @@ import (
 	"github.com/listgate/listgate/edge/respcache"
 	"github.com/listgate/listgate/edge/upstream"
 	"github.com/listgate/listgate/pkg/eventstream"
-	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/internalapi"
 )
 
 // followEvents applies the origin's event stream to the edge's caches until
@@ -20,7 +20,7 @@ import (
 // cached keys and preflights at once.
 func followEvents(ctx context.Context, origins *upstream.Origins, keys *keycache.Cache, cache *respcache.Cache, log *slog.Logger) (*eventstream.Stream, error) {
 	return eventstream.Subscribe(ctx, eventstream.Options{
-		Next:          func() string { return origins.Pick().URL + "/internal/v1/events" },
+		Next:          func() string { return origins.Pick().URL + internalapi.PathEvents },
 		InternalToken: origins.InternalToken(),
 		Log:           log,
 		OnReset: func() {
@@ -34,16 +34,16 @@ func followEvents(ctx context.Context, origins *upstream.Origins, keys *keycache
 
 func applyEvent(ev eventstream.Event, keys *keycache.Cache, cache *respcache.Cache, log *slog.Logger) {
 	switch ev.Type {
-	case model.EventContentChanged:
-		var c model.ContentChanged
+	case internalapi.EventContentChanged:
+		var c internalapi.ContentChanged
 		if err := json.Unmarshal(ev.Data, &c); err != nil || c.SiteID == "" {
 			log.Warn("bad content event", "id", ev.ID)
 			cache.InvalidateAll()
 			return
 		}
 		cache.Invalidate(c.SiteID)
-	case model.EventKeyRevoked, model.EventKeyChanged:
-		var k model.KeyRevoked
+	case internalapi.EventKeyRevoked, internalapi.EventKeyChanged:
+		var k internalapi.KeyRevoked
 		if err := json.Unmarshal(ev.Data, &k); err != nil || k.KeyHash == "" {
 			keys.Purge() // cannot tell which key: forget them all
 			return
@@ -52,16 +52,16 @@ func applyEvent(ev eventstream.Event, keys *keycache.Cache, cache *respcache.Cac
 			log.Warn("bad key event", "id", ev.ID, "err", err)
 			keys.Purge()
 		}
-	case model.EventPlanChanged:
-		var p model.PlanChanged
+	case internalapi.EventPlanChanged:
+		var p internalapi.PlanChanged
 		if err := json.Unmarshal(ev.Data, &p); err != nil || p.SiteID == "" {
 			log.Warn("bad plan event", "id", ev.ID)
 			keys.Purge()
 			return
 		}
 		keys.SetPlanLimit(p.SiteID, p.Limit)
-	case model.EventCORSChanged:
-		var c model.SiteCORS
+	case internalapi.EventCORSChanged:
+		var c internalapi.SiteCORS
 		if err := json.Unmarshal(ev.Data, &c); err != nil || c.SiteID == "" {
 			log.Warn("bad site origins event", "id", ev.ID)
 			keys.Purge()

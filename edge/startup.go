@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/listgate/listgate/edge/upstream"
+	"github.com/listgate/listgate/pkg/internalapi"
 )
 
 // checkOrigins asks each origin, once and at the same time, whether it
@@ -57,7 +58,7 @@ func checkOrigin(or *upstream.Origin, timeout time.Duration) (reachable bool, er
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI("/internal/v1/keys/introspect")
+	req.SetRequestURI(internalapi.PathIntrospect)
 	req.Header.SetMethod(fasthttp.MethodPost)
 	req.Header.SetContentType("application/json")
 	var zero [32]byte

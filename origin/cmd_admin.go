@@ -9,6 +9,7 @@ import (
 
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/apikey"
+	"github.com/listgate/listgate/pkg/internalapi"
 	"github.com/listgate/listgate/pkg/model"
 )
 
@@ -90,7 +91,7 @@ func cmdSitesSetCORS(ctx context.Context, args []string, e *env) error {
 			return err
 		}
 		if *asJSON {
-			return printJSON(e.stdout, model.SiteCORS{SiteID: pos[0], Origins: origins})
+			return printJSON(e.stdout, internalapi.SiteCORS{SiteID: pos[0], Origins: origins})
 		}
 		if len(origins) == 0 {
 			fmt.Fprintf(e.stdout, "site %s allows no browser origins\n", pos[0])

@@ -18,6 +18,7 @@ import (
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/config"
 	"github.com/listgate/listgate/pkg/eventstream"
+	"github.com/listgate/listgate/pkg/internalapi"
 	"github.com/listgate/listgate/pkg/model"
 )
 
@@ -74,7 +75,7 @@ func TestServeInternalRoutes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got model.Introspection
+		var got internalapi.Introspection
 		json.NewDecoder(resp.Body).Decode(&got)
 		resp.Body.Close()
 		if resp.StatusCode != tc.status || tc.status == 200 && (!got.Active || got.KeyID != key.ID || *got.Limit != 600) {
@@ -102,7 +103,7 @@ func TestServeInternalRoutes(t *testing.T) {
 	}
 	select {
 	case e := <-got:
-		if e.Type != model.EventKeyRevoked {
+		if e.Type != internalapi.EventKeyRevoked {
 			t.Fatalf("event %+v", e)
 		}
 	case <-time.After(time.Second):
@@ -114,8 +115,8 @@ func TestServeInternalRoutes(t *testing.T) {
 	}
 	select {
 	case e := <-got:
-		var sc model.SiteCORS
-		if err := json.Unmarshal(e.Data, &sc); e.Type != model.EventCORSChanged || err != nil || sc.SiteID != site.ID ||
+		var sc internalapi.SiteCORS
+		if err := json.Unmarshal(e.Data, &sc); e.Type != internalapi.EventCORSChanged || err != nil || sc.SiteID != site.ID ||
 			strings.Join(sc.Origins, " ") != "https://serve.example" {
 			t.Fatalf("event %s %s", e.Type, e.Data)
 		}
@@ -134,7 +135,7 @@ func TestServeInternalRoutes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var sc model.SiteCORS
+		var sc internalapi.SiteCORS
 		json.NewDecoder(resp.Body).Decode(&sc)
 		resp.Body.Close()
 		if resp.StatusCode != tc.status || tc.status == 200 && (sc.SiteID != site.ID || strings.Join(sc.Origins, " ") != "https://serve.example") {

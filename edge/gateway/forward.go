@@ -7,19 +7,20 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/listgate/listgate/edge/keycache"
+	"github.com/listgate/listgate/pkg/internalapi"
 )
 
 // Headers between the edge and the origin. The origin believes the identity
 // headers only with the internal token; the edge drops whatever a client
 // sent under these names.
 const (
-	hdrSite     = "X-Listgate-Site"
-	hdrKeyID    = "X-Listgate-Key-Id"
-	hdrScopes   = "X-Listgate-Scopes"
-	hdrClientIP = "X-Listgate-Client-Ip"
+	hdrSite     = internalapi.HeaderSite
+	hdrKeyID    = internalapi.HeaderKeyID
+	hdrScopes   = internalapi.HeaderScopes
+	hdrClientIP = internalapi.HeaderClientIP
 )
 
-var listgatePrefix = []byte("X-Listgate-")
+var listgatePrefix = []byte(internalapi.HeaderPrefix)
 
 // hopHeaders are hop-by-hop headers (RFC 9110 §7.6.1), never forwarded.
 var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",

@@ -13,7 +13,7 @@ import (
 	"github.com/listgate/listgate/edge/upstream"
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/cors"
-	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/internalapi"
 )
 
 // OriginIntrospector returns an Introspector that asks the origins, sending
@@ -29,7 +29,7 @@ func OriginIntrospector(origins *upstream.Origins, timeout time.Duration) Intros
 		resp := fasthttp.AcquireResponse()
 		defer fasthttp.ReleaseRequest(req)
 		defer fasthttp.ReleaseResponse(resp)
-		req.SetRequestURI("/internal/v1/keys/introspect")
+		req.SetRequestURI(internalapi.PathIntrospect)
 		req.Header.SetMethod("POST")
 		req.Header.SetContentType("application/json")
 		var body [80]byte
@@ -46,7 +46,7 @@ func OriginIntrospector(origins *upstream.Origins, timeout time.Duration) Intros
 		if resp.StatusCode() != fasthttp.StatusOK {
 			return Info{}, fmt.Errorf("introspection: origin answered %d", resp.StatusCode())
 		}
-		var in model.Introspection
+		var in internalapi.Introspection
 		if err := json.Unmarshal(resp.Body(), &in); err != nil {
 			return Info{}, fmt.Errorf("introspection: %w", err)
 		}
@@ -74,7 +74,7 @@ func OriginCORSFetcher(origins *upstream.Origins, timeout time.Duration) CORSFet
 		resp := fasthttp.AcquireResponse()
 		defer fasthttp.ReleaseRequest(req)
 		defer fasthttp.ReleaseResponse(resp)
-		req.SetRequestURI("/internal/v1/sites/" + url.PathEscape(siteID) + "/cors")
+		req.SetRequestURI(internalapi.SiteCORSPath(url.PathEscape(siteID)))
 		deadline := time.Now().Add(timeout)
 		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 			deadline = d
@@ -89,7 +89,7 @@ func OriginCORSFetcher(origins *upstream.Origins, timeout time.Duration) CORSFet
 		default:
 			return nil, false, fmt.Errorf("site origins: origin answered %d", resp.StatusCode())
 		}
-		var sc model.SiteCORS
+		var sc internalapi.SiteCORS
 		if err := json.Unmarshal(resp.Body(), &sc); err != nil || sc.SiteID != siteID || len(sc.Origins) > cors.MaxOrigins {
 			return nil, false, fmt.Errorf("site origins: malformed answer")
 		}

@@ -13,11 +13,9 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
-)
 
-// HeaderInternalToken carries the internal token on every request to an
-// origin.
-const HeaderInternalToken = "X-Listgate-Internal-Token"
+	"github.com/listgate/listgate/pkg/internalapi"
+)
 
 // Options configure New. Zero fields take the defaults documented on them.
 type Options struct {
@@ -166,7 +164,7 @@ func (or *Origin) Up() bool { return or.up.Load() }
 // Do sends req to this origin alone, once (with the fresh-connection retry
 // of a pooled one found closed), within timeout.
 func (or *Origin) Do(req *fasthttp.Request, resp *fasthttp.Response, timeout time.Duration) error {
-	req.Header.Set(HeaderInternalToken, or.token)
+	req.Header.Set(internalapi.HeaderInternalToken, or.token)
 	req.URI().SetScheme(map[bool]string{false: "http", true: "https"}[or.tls])
 	req.URI().SetHost(or.addr)
 	return or.pooled.DoTimeout(req, resp, timeout)
@@ -203,7 +201,7 @@ func (o *Origins) Stream(req *fasthttp.Request, resp *fasthttp.Response, deadlin
 }
 
 func (o *Origins) do(req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, replay, stream bool) error {
-	req.Header.Set(HeaderInternalToken, o.opts.InternalToken)
+	req.Header.Set(internalapi.HeaderInternalToken, o.opts.InternalToken)
 	var tried uint64
 	var err error
 	for {

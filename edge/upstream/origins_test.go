@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/pkg/internalapi"
 )
 
 const testToken = "token-0123456789abcdef0123456789abcdef"
@@ -51,7 +53,7 @@ func (o *origin) startOrigin(tb testing.TB) {
 		n, _ := io.Copy(io.Discard, r.Body)
 		o.bodies.Add(n)
 		o.hits.Add(1)
-		if r.Header.Get(HeaderInternalToken) == testToken {
+		if r.Header.Get(internalapi.HeaderInternalToken) == testToken {
 			o.tokenOK.Add(1)
 		}
 		if o.drop.Load() {

@@ -14,6 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/listgate/listgate/edge/upstream"
+	"github.com/listgate/listgate/pkg/internalapi"
 )
 
 type key struct {
@@ -70,12 +71,6 @@ func (r *Reporter) Run(ctx context.Context) {
 	}
 }
 
-type count struct {
-	SiteID   string    `json:"site_id"`
-	Minute   time.Time `json:"minute"`
-	Requests int64     `json:"requests"`
-}
-
 // Flush sends what was counted since the last flush. Counts the origin
 // did not take are kept for the next one (up to maxPending minutes).
 func (r *Reporter) Flush(ctx context.Context) error {
@@ -86,18 +81,16 @@ func (r *Reporter) Flush(ctx context.Context) error {
 	if len(pending) == 0 {
 		return nil
 	}
-	body := struct {
-		Counts []count `json:"counts"`
-	}{Counts: make([]count, 0, len(pending))}
+	body := internalapi.UsageReport{Counts: make([]internalapi.UsageCount, 0, len(pending))}
 	for k, n := range pending {
-		body.Counts = append(body.Counts, count{SiteID: k.site, Minute: time.Unix(k.minute, 0).UTC(), Requests: n})
+		body.Counts = append(body.Counts, internalapi.UsageCount{SiteID: k.site, Minute: time.Unix(k.minute, 0).UTC(), Requests: n})
 	}
 	b, _ := json.Marshal(body)
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI("/internal/v1/usage")
+	req.SetRequestURI(internalapi.PathUsage)
 	req.Header.SetMethod("POST")
 	req.Header.SetContentType("application/json")
 	req.SetBody(b)

@@ -12,18 +12,19 @@ import (
 	"time"
 
 	"github.com/listgate/listgate/edge/upstream"
+	"github.com/listgate/listgate/pkg/internalapi"
 )
 
 func TestCountAndFlush(t *testing.T) {
 	var mu sync.Mutex
-	var got []count
+	var got []internalapi.UsageCount
 	status := http.StatusNoContent
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/internal/v1/usage" || r.Header.Get("X-Listgate-Internal-Token") != "tok" {
 			w.WriteHeader(401)
 			return
 		}
-		var body struct{ Counts []count }
+		var body struct{ Counts []internalapi.UsageCount }
 		b, _ := io.ReadAll(r.Body)
 		json.Unmarshal(b, &body)
 		mu.Lock()

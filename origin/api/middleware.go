@@ -18,16 +18,17 @@ import (
 
 	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/apikey"
+	"github.com/listgate/listgate/pkg/internalapi"
 )
 
 // Headers the edge sets on forwarded requests. The origin believes them only
 // with a valid internal token and strips them otherwise.
 const (
-	HeaderSite          = "X-Listgate-Site"
-	HeaderKeyID         = "X-Listgate-Key-Id"
-	HeaderScopes        = "X-Listgate-Scopes"
-	HeaderInternalToken = "X-Listgate-Internal-Token"
-	HeaderClientIP      = "X-Listgate-Client-Ip"
+	HeaderSite          = internalapi.HeaderSite
+	HeaderKeyID         = internalapi.HeaderKeyID
+	HeaderScopes        = internalapi.HeaderScopes
+	HeaderInternalToken = internalapi.HeaderInternalToken
+	HeaderClientIP      = internalapi.HeaderClientIP
 	HeaderRequestID     = "X-Request-Id"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/internalapi"
 )
 
 // appendEvent appends an SSE event: id, event type and one data line per
@@ -59,7 +59,7 @@ const (
 
 // appendReset appends the reset event, positioned at id.
 func appendReset(dst []byte, id int64, reason string) []byte {
-	return appendEvent(dst, id, model.EventReset, []byte(`{"reason":"`+reason+`"}`))
+	return appendEvent(dst, id, internalapi.EventReset, []byte(`{"reason":"`+reason+`"}`))
 }
 
 // appendRetry appends the reconnection-time field, in a block of its own.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
+	"github.com/listgate/listgate/pkg/internalapi"
 	"github.com/listgate/listgate/pkg/model"
 )
 
@@ -194,7 +195,7 @@ func TestGapGivenUpThenLateCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := s.nextEvent(t, 5*time.Second)
-	if f.Event != model.EventReset || f.ID != later || f.Data != `{"reason":"late"}` {
+	if f.Event != internalapi.EventReset || f.ID != later || f.Data != `{"reason":"late"}` {
 		t.Fatalf("after the late commit got %+v, want a reset at %s", f, later)
 	}
 	next := mustEvents(t, o.db, site.ID, 1)[0]
@@ -278,7 +279,7 @@ func TestStartGivesUpAfterGapTimeout(t *testing.T) {
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if f := s.nextEvent(t, 5*time.Second); f.Event != model.EventReset || f.Data != `{"reason":"late"}` {
+	if f := s.nextEvent(t, 5*time.Second); f.Event != internalapi.EventReset || f.Data != `{"reason":"late"}` {
 		t.Fatalf("after the late commit got %+v, want a reset", f)
 	}
 }
@@ -434,7 +435,7 @@ func TestListenerReconnects(t *testing.T) {
 	}
 	close(release)
 	first, second := s.nextEvent(t, 5*time.Second), s.nextEvent(t, 5*time.Second)
-	if first.Event != model.EventKeyRevoked || second.Event != model.EventPlanChanged {
+	if first.Event != internalapi.EventKeyRevoked || second.Event != internalapi.EventPlanChanged {
 		t.Fatalf("after reconnecting got %+v, %+v", first, second)
 	}
 	// And it listens again.

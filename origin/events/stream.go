@@ -13,10 +13,11 @@ import (
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/pkg/apierror"
+	"github.com/listgate/listgate/pkg/internalapi"
 )
 
 // Path is the stream's route.
-const Path = "/internal/v1/events"
+const Path = internalapi.PathEvents
 
 const (
 	// backlogPage is how many events one backlog read takes.

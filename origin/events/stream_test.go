@@ -18,6 +18,7 @@ import (
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/apikey"
+	"github.com/listgate/listgate/pkg/internalapi"
 	"github.com/listgate/listgate/pkg/model"
 )
 
@@ -93,15 +94,15 @@ func TestStreamWireFormat(t *testing.T) {
 	}
 	mustRevoke(t, o.db, key.ID)
 	f := s.nextEvent(t, 5*time.Second)
-	if f.Event != model.EventKeyRevoked || f.ID != "1" {
+	if f.Event != internalapi.EventKeyRevoked || f.ID != "1" {
 		t.Fatalf("frame %+v, want key.revoked id 1", f)
 	}
-	var data model.KeyRevoked
+	var data internalapi.KeyRevoked
 	if err := json.Unmarshal([]byte(f.Data), &data); err != nil {
 		t.Fatal(err)
 	}
 	hash := apikey.Hash(secret)
-	want := model.KeyRevoked{KeyID: key.ID, SiteID: site.ID, KeyHash: hex.EncodeToString(hash[:])}
+	want := internalapi.KeyRevoked{KeyID: key.ID, SiteID: site.ID, KeyHash: hex.EncodeToString(hash[:])}
 	if data != want {
 		t.Errorf("data %+v, want %+v", data, want)
 	}
@@ -113,11 +114,11 @@ func TestStreamWireFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	f = s.nextEvent(t, 5*time.Second)
-	var plan model.PlanChanged
+	var plan internalapi.PlanChanged
 	if err := json.Unmarshal([]byte(f.Data), &plan); err != nil {
 		t.Fatal(err)
 	}
-	if f.Event != model.EventPlanChanged || f.ID != "2" || plan != (model.PlanChanged{SiteID: site.ID, Plan: model.Professional, Limit: 600}) {
+	if f.Event != internalapi.EventPlanChanged || f.ID != "2" || plan != (internalapi.PlanChanged{SiteID: site.ID, Plan: model.Professional, Limit: 600}) {
 		t.Errorf("frame %+v data %+v", f, plan)
 	}
 
@@ -147,7 +148,7 @@ func TestRevokeReachesStreamWithinASecond(t *testing.T) {
 		mustRevoke(t, o.db, key.ID)
 		f := s.nextEvent(t, time.Second)
 		d := time.Since(start)
-		if f.Event != model.EventKeyRevoked || !strings.Contains(f.Data, key.ID) {
+		if f.Event != internalapi.EventKeyRevoked || !strings.Contains(f.Data, key.ID) {
 			t.Fatalf("got %+v, want key.revoked for %s", f, key.ID)
 		}
 		if d >= time.Second {
@@ -176,7 +177,7 @@ func TestTwoOriginsShareEvents(t *testing.T) {
 	}
 	for name, s := range map[string]*sse{"A": onA, "B": onB} {
 		first, second := s.nextEvent(t, 5*time.Second), s.nextEvent(t, 5*time.Second)
-		if first.Event != model.EventKeyRevoked || second.Event != model.EventPlanChanged ||
+		if first.Event != internalapi.EventKeyRevoked || second.Event != internalapi.EventPlanChanged ||
 			first.ID != "1" || second.ID != "2" {
 			t.Errorf("origin %s streamed %+v, %+v; want key.revoked 1, site.plan_changed 2", name, first, second)
 		}
@@ -209,7 +210,7 @@ func TestResume(t *testing.T) {
 			var got []string
 			for range ids[2:] {
 				f := r.nextEvent(t, 5*time.Second)
-				if f.Event != model.EventContentChanged {
+				if f.Event != internalapi.EventContentChanged {
 					t.Fatalf("frame %+v", f)
 				}
 				got = append(got, f.ID)
@@ -292,11 +293,11 @@ func TestResumeFromPrunedOrUnknownID(t *testing.T) {
 			f := s.next(t, 5*time.Second)
 			switch {
 			case tc.reset != "":
-				if f.Event != model.EventReset || f.ID != head || f.Data != `{"reason":"`+tc.reset+`"}` {
+				if f.Event != internalapi.EventReset || f.ID != head || f.Data != `{"reason":"`+tc.reset+`"}` {
 					t.Fatalf("first frame %+v, want reset (%s) at %s", f, tc.reset, head)
 				}
 			case len(tc.replay) > 0:
-				if f.ID != tc.replay[0] || f.Event != model.EventContentChanged {
+				if f.ID != tc.replay[0] || f.Event != internalapi.EventContentChanged {
 					t.Fatalf("first frame %+v, want event %s", f, tc.replay[0])
 				}
 			default:

@@ -11,7 +11,7 @@
 //
 // The package also serves what the edge needs of a site without a key: GET
 // /internal/v1/sites/{site_id}/cors, the browser origins the site allows
-// (model.SiteCORS), from which the edge answers CORS preflights.
+// (internalapi.SiteCORS), from which the edge answers CORS preflights.
 package introspect
 
 import (
@@ -29,11 +29,12 @@ import (
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/apikey"
+	"github.com/listgate/listgate/pkg/internalapi"
 	"github.com/listgate/listgate/pkg/model"
 )
 
 // Path is the route the service mounts.
-const Path = "/internal/v1/keys/introspect"
+const Path = internalapi.PathIntrospect
 
 // maxBody bounds the request body; a valid one is under 100 bytes.
 const maxBody = 4 << 10
@@ -71,7 +72,7 @@ func (s *Service) Mount(handle func(pattern string, h api.HandlerFunc)) {
 	handle("GET "+SiteCORSPattern, s.siteCORS)
 }
 
-// introspect answers 200 with model.Introspection for a well-formed request
+// introspect answers 200 with internalapi.Introspection for a well-formed request
 // from the edge: active for a live key, {"active": false} for an unknown or
 // revoked one. 401 without the internal token, 422 for a malformed body.
 func (s *Service) introspect(w http.ResponseWriter, r *http.Request) error {
@@ -83,7 +84,7 @@ func (s *Service) introspect(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var (
-		out     model.Introspection
+		out     internalapi.Introspection
 		scopes  []string
 		revoked bool
 		plan    string
@@ -102,11 +103,11 @@ func (s *Service) introspect(w http.ResponseWriter, r *http.Request) error {
 		WHERE k.key_hash = $1`, hash[:]).Scan(&out.KeyID, &out.SiteID, &scopes, &revoked, &plan, &out.CORSOrigins)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return writeAnswer(w, model.Introspection{Active: false})
+		return writeAnswer(w, internalapi.Introspection{Active: false})
 	case err != nil:
 		return fmt.Errorf("introspect: look up key: %w", err)
 	case revoked:
-		return writeAnswer(w, model.Introspection{Active: false})
+		return writeAnswer(w, internalapi.Introspection{Active: false})
 	}
 	sc, err := apikey.ParseScopeList(scopes)
 	if err != nil {
@@ -158,7 +159,7 @@ func decodeRequest(body io.Reader) ([32]byte, error) {
 }
 
 // writeAnswer writes a 200 that no cache between origin and edge may keep.
-func writeAnswer(w http.ResponseWriter, v model.Introspection) error {
+func writeAnswer(w http.ResponseWriter, v internalapi.Introspection) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err

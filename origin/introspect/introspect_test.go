@@ -19,6 +19,7 @@ import (
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/internalapi"
 	"github.com/listgate/listgate/pkg/model"
 )
 
@@ -92,21 +93,21 @@ func TestIntrospect(t *testing.T) {
 	intp := func(n int) *int { return &n }
 	starterHash := apikey.Hash(starterSecret)
 	upper := `{"key_hash": "` + strings.ToUpper(hex.EncodeToString(starterHash[:])) + `"}`
-	starterAnswer := model.Introspection{Active: true, KeyID: starterKey.ID, SiteID: starter.ID,
+	starterAnswer := internalapi.Introspection{Active: true, KeyID: starterKey.ID, SiteID: starter.ID,
 		Scopes: []string{"listings:read", "leads:write"}, Plan: model.Starter, Limit: intp(60), TTLSeconds: 30}
 
 	for name, tc := range map[string]struct {
 		body string
-		want model.Introspection
+		want internalapi.Introspection
 	}{
 		"starter key": {hashBody(starterSecret), starterAnswer},
-		"professional key": {hashBody(proSecret), model.Introspection{Active: true, KeyID: proKey.ID, SiteID: pro.ID,
+		"professional key": {hashBody(proSecret), internalapi.Introspection{Active: true, KeyID: proKey.ID, SiteID: pro.ID,
 			Scopes: []string{"listings:read", "agents:read", "stats:read"}, Plan: model.Professional, Limit: intp(600), TTLSeconds: 30}},
-		"enterprise key, unlimited": {hashBody(entSecret), model.Introspection{Active: true, KeyID: entKey.ID, SiteID: ent.ID,
+		"enterprise key, unlimited": {hashBody(entSecret), internalapi.Introspection{Active: true, KeyID: entKey.ID, SiteID: ent.ID,
 			Scopes: []string{"listings:read", "agents:read", "stats:read", "leads:write"}, Plan: model.Enterprise, Limit: intp(0), TTLSeconds: 30}},
 		"upper-case hex": {upper, starterAnswer},
-		"revoked key":    {hashBody(revokedSecret), model.Introspection{Active: false}},
-		"unknown hash":   {`{"key_hash": "` + strings.Repeat("ab", 32) + `"}`, model.Introspection{Active: false}},
+		"revoked key":    {hashBody(revokedSecret), internalapi.Introspection{Active: false}},
+		"unknown hash":   {`{"key_hash": "` + strings.Repeat("ab", 32) + `"}`, internalapi.Introspection{Active: false}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			resp, body := e.post(t, tc.body, nil)
@@ -135,7 +136,7 @@ func TestIntrospectLimitFollowsPlan(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, body := e.post(t, hashBody(secret), nil)
-		var got model.Introspection
+		var got internalapi.Introspection
 		if err := json.Unmarshal(body, &got); err != nil || got.Limit == nil {
 			t.Fatalf("%s: %s (%v)", plan, body, err)
 		}
@@ -271,10 +272,10 @@ func TestIntrospectCORSOrigins(t *testing.T) {
 	ctx := context.Background()
 	site, _, secret := mustSiteKey(t, e.db, model.Starter, apikey.ListingsRead)
 	_, _, otherSecret := mustSiteKey(t, e.db, model.Starter, apikey.ListingsRead)
-	answer := func(secret string) (model.Introspection, string) {
+	answer := func(secret string) (internalapi.Introspection, string) {
 		t.Helper()
 		resp, body := e.post(t, hashBody(secret), nil)
-		var got model.Introspection
+		var got internalapi.Introspection
 		if err := json.Unmarshal(body, &got); resp.StatusCode != 200 || err != nil {
 			t.Fatalf("status %d: %s (%v)", resp.StatusCode, body, err)
 		}

@@ -7,18 +7,18 @@ import (
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/pkg/apierror"
-	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/internalapi"
 )
 
 // SiteCORSPattern is the route of a site's allowed browser origins;
 // SiteCORSPath gives its path for one site.
-const SiteCORSPattern = "/internal/v1/sites/{site_id}/cors"
+const SiteCORSPattern = internalapi.PathSiteCORS
 
 // SiteCORSPath is the path of siteID's allowed browser origins.
-func SiteCORSPath(siteID string) string { return "/internal/v1/sites/" + siteID + "/cors" }
+func SiteCORSPath(siteID string) string { return internalapi.SiteCORSPath(siteID) }
 
 // siteCORS is GET /internal/v1/sites/{site_id}/cors: 200 with
-// model.SiteCORS (the site id as stored, origins [] for none), which the
+// internalapi.SiteCORS (the site id as stored, origins [] for none), which the
 // edge answers CORS preflights from; 401 without the internal token; 404
 // for an unknown site or an id that is not a UUID.
 func (s *Service) siteCORS(w http.ResponseWriter, r *http.Request) error {
@@ -33,7 +33,7 @@ func (s *Service) siteCORS(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(model.SiteCORS{SiteID: site.ID, Origins: site.CORSOrigins})
+	b, err := json.Marshal(internalapi.SiteCORS{SiteID: site.ID, Origins: site.CORSOrigins})
 	if err != nil {
 		return err
 	}

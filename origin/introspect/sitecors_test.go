@@ -12,6 +12,7 @@ import (
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/pkg/apikey"
+	"github.com/listgate/listgate/pkg/internalapi"
 	"github.com/listgate/listgate/pkg/model"
 )
 
@@ -55,9 +56,9 @@ func TestSiteCORS(t *testing.T) {
 			if tc.body != "" && strings.TrimSpace(body) != tc.body {
 				t.Fatalf("body %s\nwant %s", body, tc.body)
 			}
-			var sc model.SiteCORS
+			var sc internalapi.SiteCORS
 			if err := json.Unmarshal([]byte(body), &sc); err != nil || sc.SiteID == "" || sc.Origins == nil {
-				t.Fatalf("as model.SiteCORS: %+v, %v", sc, err)
+				t.Fatalf("as internalapi.SiteCORS: %+v, %v", sc, err)
 			}
 		})
 	}

@@ -14,22 +14,23 @@ import (
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/cors"
+	"github.com/listgate/listgate/pkg/internalapi"
 	"github.com/listgate/listgate/pkg/model"
 )
 
 // corsEvents returns the data of the site's site.cors_changed events, in
 // order.
-func corsEvents(tb testing.TB, db *store.DB, siteID string) []model.SiteCORS {
+func corsEvents(tb testing.TB, db *store.DB, siteID string) []internalapi.SiteCORS {
 	tb.Helper()
 	rows, _ := db.Pool.Query(context.Background(), `SELECT payload::text FROM events
 		WHERE type = $1 AND site_id = $2 ORDER BY id`, store.EventCORSChanged, siteID)
-	var out []model.SiteCORS
+	var out []internalapi.SiteCORS
 	for rows.Next() {
 		var p string
 		if err := rows.Scan(&p); err != nil {
 			tb.Fatal(err)
 		}
-		var sc model.SiteCORS
+		var sc internalapi.SiteCORS
 		if err := json.Unmarshal([]byte(p), &sc); err != nil {
 			tb.Fatalf("event payload %s: %v", p, err)
 		}
@@ -46,8 +47,8 @@ func TestSetCORS(t *testing.T) {
 	db := storetest.NewDB(t)
 	s := mustSite(t, db, model.Starter)
 	other := mustSite(t, db, model.Starter)
-	if store.EventCORSChanged != model.EventCORSChanged {
-		t.Fatalf("store.EventCORSChanged %q, the edge reads %q", store.EventCORSChanged, model.EventCORSChanged)
+	if store.EventCORSChanged != internalapi.EventCORSChanged {
+		t.Fatalf("store.EventCORSChanged %q, the edge reads %q", store.EventCORSChanged, internalapi.EventCORSChanged)
 	}
 	if s.CORSOrigins == nil || len(s.CORSOrigins) != 0 {
 		t.Fatalf("new site's origins %#v, want []", s.CORSOrigins)
@@ -73,7 +74,7 @@ func TestSetCORS(t *testing.T) {
 		t.Fatal(err)
 	}
 	events := corsEvents(t, db, s.ID)
-	wantEvents := []model.SiteCORS{{SiteID: s.ID, Origins: want}, {SiteID: s.ID, Origins: []string{}}}
+	wantEvents := []internalapi.SiteCORS{{SiteID: s.ID, Origins: want}, {SiteID: s.ID, Origins: []string{}}}
 	if !reflect.DeepEqual(events, wantEvents) {
 		t.Fatalf("events %+v, want %+v", events, wantEvents)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/listgate/listgate/pkg/cors"
+	"github.com/listgate/listgate/pkg/internalapi"
 	"github.com/listgate/listgate/pkg/model"
 )
 
@@ -104,7 +105,7 @@ func (db *DB) SetPlan(ctx context.Context, siteID string, plan model.Plan) error
 // SetCORS replaces the browser origins a site allows with origins,
 // normalized by cors.NormalizeList (repeats dropped, at most
 // cors.MaxOrigins; none clears the list), and in the same transaction tells
-// the edges through the outbox (site.cors_changed, data model.SiteCORS).
+// the edges through the outbox (site.cors_changed, data internalapi.SiteCORS).
 // It returns the list stored. A bad origin or too many are a
 // VALIDATION_ERROR on "origins"; an unknown site is NOT_FOUND.
 func (db *DB) SetCORS(ctx context.Context, siteID string, origins []string) ([]string, error) {
@@ -124,7 +125,7 @@ func (db *DB) SetCORS(ctx context.Context, siteID string, origins []string) ([]s
 		if err != nil {
 			return fmt.Errorf("store: set cors: %w", err)
 		}
-		return InsertEvent(ctx, tx, id, EventCORSChanged, model.SiteCORS{SiteID: id, Origins: list})
+		return InsertEvent(ctx, tx, id, EventCORSChanged, internalapi.SiteCORS{SiteID: id, Origins: list})
 	})
 	if err != nil {
 		return nil, err

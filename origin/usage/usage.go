@@ -26,10 +26,11 @@ import (
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/apierror"
+	"github.com/listgate/listgate/pkg/internalapi"
 )
 
 // Path is the route the service mounts.
-const Path = "/internal/v1/usage"
+const Path = internalapi.PathUsage
 
 const (
 	// MaxBody bounds the request body: 1 MiB.

@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/listgate/listgate/pkg/internalapi"
 )
 
 // Options configure Subscribe. Zero fields take the defaults documented on
@@ -227,7 +229,7 @@ func (s *Stream) connect(ctx context.Context) (progressed bool, err error) {
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Cache-Control", "no-cache")
-	req.Header.Set("X-Listgate-Internal-Token", s.opts.InternalToken)
+	req.Header.Set(internalapi.HeaderInternalToken, s.opts.InternalToken)
 	from := s.LastEventID()
 	if from != "" {
 		req.Header.Set("Last-Event-ID", from)

@@ -22,6 +22,7 @@ import (
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/devdb"
 	"github.com/listgate/listgate/pkg/eventstream"
+	"github.com/listgate/listgate/pkg/internalapi"
 	"github.com/listgate/listgate/pkg/model"
 )
 
@@ -186,7 +187,7 @@ func TestReconnectResumesWithoutDuplicates(t *testing.T) {
 
 	a := mustRevokedKey(t, o.db, site)
 	first := c.next(t)
-	if first.Type != model.EventKeyRevoked || first.ID != "1" {
+	if first.Type != internalapi.EventKeyRevoked || first.ID != "1" {
 		t.Fatalf("first event %+v", first)
 	}
 	if keyOf(t, first.Data) != a.ID {
@@ -197,7 +198,7 @@ func TestReconnectResumesWithoutDuplicates(t *testing.T) {
 	b := mustRevokedKey(t, o.db, site)
 	cID := mustPlanChanged(t, o.db, site)
 	second, third := c.next(t), c.next(t)
-	if second.ID != "2" || keyOf(t, second.Data) != b.ID || third.ID != cID || third.Type != model.EventPlanChanged {
+	if second.ID != "2" || keyOf(t, second.Data) != b.ID || third.ID != cID || third.Type != internalapi.EventPlanChanged {
 		t.Fatalf("after reconnecting: %+v, %+v", second, third)
 	}
 	last := c.noMore(t, o.db, site)
@@ -353,7 +354,7 @@ func TestOptionsValidate(t *testing.T) {
 // keyOf returns the key id of a key.revoked event's data.
 func keyOf(tb testing.TB, data []byte) string {
 	tb.Helper()
-	var k model.KeyRevoked
+	var k internalapi.KeyRevoked
 	if err := json.Unmarshal(data, &k); err != nil {
 		tb.Fatalf("data %s: %v", data, err)
 	}

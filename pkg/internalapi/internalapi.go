@@ -1,8 +1,67 @@
-package model
+// Package internalapi is the contract between the edge and the origin: the
+// origin's internal routes (which only edges call, with the internal
+// token), the headers the edge sets on the requests it forwards, and the
+// wire types of both. Both programs use these declarations and nothing else
+// for that seam; pkg/internalapi/contract runs the edge's client against
+// the origin's handlers, so the two sides cannot drift apart.
+package internalapi
 
-// This file holds the wire types of the origin's internal API, the one only
-// edges call (with the internal token): key introspection and the event
-// stream.
+import (
+	"time"
+
+	"github.com/listgate/listgate/pkg/model"
+)
+
+// Headers between the edge and the origin. The origin believes the
+// identity headers only on a request carrying the internal token; the edge
+// drops whatever a client sent under any name starting with HeaderPrefix.
+const (
+	// HeaderPrefix starts every header of this contract.
+	HeaderPrefix = "X-Listgate-"
+	// HeaderInternalToken carries the shared secret on every request of an
+	// edge to an origin.
+	HeaderInternalToken = "X-Listgate-Internal-Token"
+	// HeaderSite, HeaderKeyID and HeaderScopes are the identity of the key
+	// a forwarded request was authenticated with: its site, its id and its
+	// scopes (canonical names, comma-separated).
+	HeaderSite   = "X-Listgate-Site"
+	HeaderKeyID  = "X-Listgate-Key-Id"
+	HeaderScopes = "X-Listgate-Scopes"
+	// HeaderClientIP is the client's address as the edge saw it.
+	HeaderClientIP = "X-Listgate-Client-Ip"
+)
+
+// The origin's internal routes.
+const (
+	// PathIntrospect takes POST with IntrospectionRequest and answers
+	// Introspection.
+	PathIntrospect = "/internal/v1/keys/introspect"
+	// PathEvents is the event stream (text/event-stream, GET).
+	PathEvents = "/internal/v1/events"
+	// PathUsage takes POST with UsageReport and answers 204.
+	PathUsage = "/internal/v1/usage"
+	// PathSiteCORS answers GET with SiteCORS (404 for an unknown site);
+	// SiteCORSPath fills it in.
+	PathSiteCORS = "/internal/v1/sites/{site_id}/cors"
+)
+
+// SiteCORSPath is PathSiteCORS for one site; siteID must be a UUID (it is
+// not escaped).
+func SiteCORSPath(siteID string) string { return "/internal/v1/sites/" + siteID + "/cors" }
+
+// UsageReport is the body of POST /internal/v1/usage: each site's
+// authenticated requests per UTC minute, as one edge counted them.
+type UsageReport struct {
+	Counts []UsageCount `json:"counts"`
+}
+
+// UsageCount is one site's requests in one minute.
+type UsageCount struct {
+	SiteID string `json:"site_id"`
+	// Minute is the minute's start, UTC, RFC 3339 without seconds.
+	Minute   time.Time `json:"minute"`
+	Requests int64     `json:"requests"`
+}
 
 // Introspection is the answer of POST /internal/v1/keys/introspect. For an
 // unknown or revoked key only Active (false) is set and every other field is
@@ -13,8 +72,8 @@ type Introspection struct {
 	SiteID string `json:"site_id,omitempty"`
 	// Scopes are the key's scope names in canonical order, e.g.
 	// ["listings:read", "agents:read"].
-	Scopes []string `json:"scopes,omitempty"`
-	Plan   Plan     `json:"plan,omitempty"`
+	Scopes []string   `json:"scopes,omitempty"`
+	Plan   model.Plan `json:"plan,omitempty"`
 	// Limit is the site's requests per minute (Plan.Limit); 0 means
 	// unlimited. Present whenever Active is true.
 	Limit *int `json:"limit,omitempty"`
@@ -71,8 +130,8 @@ type KeyRevoked struct {
 
 // PlanChanged is the data of a site.plan_changed event.
 type PlanChanged struct {
-	SiteID string `json:"site_id"`
-	Plan   Plan   `json:"plan"`
+	SiteID string     `json:"site_id"`
+	Plan   model.Plan `json:"plan"`
 	// Limit is the new requests per minute; 0 means unlimited.
 	Limit int `json:"limit"`
 }
