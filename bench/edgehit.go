@@ -83,8 +83,7 @@ func benchEdgeHit(args []string) error {
 	}
 	defer bare.stop()
 
-	originHeaders := []string{"X-Listgate-Internal-Token: " + benchToken,
-		"X-Listgate-Site: " + sys.siteID, "X-Listgate-Key-Id: bench", "X-Listgate-Scopes: listings:read"}
+	originHeaders := originIdentity(sys)
 	targets := []struct {
 		name, url string
 		headers   []string

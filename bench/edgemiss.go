@@ -78,8 +78,7 @@ func benchEdgeMiss(args []string) error {
 	}
 	runs := []run{
 		{"edge-miss", sys.edge.URL(), []string{"Authorization: Bearer " + sys.readKey}},
-		{"origin-direct", sys.origin.URL(), []string{"X-Listgate-Internal-Token: " + benchToken,
-			"X-Listgate-Site: " + sys.siteID, "X-Listgate-Key-Id: bench", "X-Listgate-Scopes: listings:read"}},
+		{"origin-direct", sys.origin.URL(), originIdentity(sys)},
 	}
 	fmt.Printf("edge-miss: every request a new URL, wrk -t2 -c%d -d%v, %d alternating rounds\n", *conns, *dur, *rounds)
 	best := map[string]wrkResult{}

@@ -9,12 +9,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/listgate/listgate/pkg/internalapi"
 )
 
 // Routes as the origin's request counter labels them (the ServeMux
 // pattern; origin_http_requests_total{route=…}).
 const (
-	routeIntrospect = "/internal/v1/keys/introspect"
+	routeIntrospect = internalapi.PathIntrospect
 	routeListings   = "/v1/sites/{site}/listings"
 )
 
@@ -92,4 +94,12 @@ func createKey(ctx context.Context, sys *benchSystem, name, scopes string) (id, 
 		err = fmt.Errorf("origin keys create printed no key")
 	}
 	return k.ID, k.Key, err
+}
+
+// originIdentity is what an edge sends the origin with a request of the
+// demo site's read key (wrk -H lines): the internal token and the key's
+// identity.
+func originIdentity(sys *benchSystem) []string {
+	return []string{internalapi.HeaderInternalToken + ": " + benchToken, internalapi.HeaderSite + ": " + sys.siteID,
+		internalapi.HeaderKeyID + ": bench", internalapi.HeaderScopes + ": listings:read"}
 }
