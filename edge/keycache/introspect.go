@@ -58,7 +58,7 @@ func OriginIntrospector(origins *upstream.Origins, timeout time.Duration) Intros
 			return Info{}, fmt.Errorf("introspection: malformed answer")
 		}
 		return Info{Active: true, KeyID: in.KeyID, SiteID: in.SiteID, Scopes: scopes, Limit: *in.Limit,
-			CORS: in.CORSOrigins}, nil
+			CORS: in.CORSOrigins, TTL: time.Duration(in.TTLSeconds) * time.Second}, nil
 	}
 }
 

@@ -32,6 +32,9 @@ type Info struct {
 	Limit int
 	// CORS are the browser origins the site allows (pkg/cors form).
 	CORS []string
+	// TTL is how long the origin lets the edge cache this answer
+	// (ttl_seconds); 0: Options.TTL.
+	TTL time.Duration
 }
 
 // Introspector asks the origin about a key by its hash. An error means the
@@ -45,7 +48,9 @@ var ErrUnavailable = errors.New("keycache: origin unavailable")
 
 // Options tune New.
 type Options struct {
-	// TTL bounds how long a key's answer is cached. Default 30 s.
+	// TTL bounds how long a key's answer is cached: the origin's ttl_seconds,
+	// at most this (which also applies when the origin sends none).
+	// Default 30 s.
 	TTL time.Duration
 	// NegativeTTL bounds how long an unknown key is cached. Default 5 s.
 	NegativeTTL time.Duration
@@ -213,6 +218,9 @@ func (c *Cache) fill(ctx context.Context, hash [32]byte) (Info, error) {
 			continue
 		}
 		ttl := c.ttl
+		if info.TTL > 0 {
+			ttl = min(info.TTL, c.ttl)
+		}
 		if !info.Active {
 			ttl = c.neg
 		} else {

@@ -193,3 +193,40 @@ func TestOriginDownIsUnavailable(t *testing.T) {
 		t.Errorf("uncached key with the origin down: %v, want ErrUnavailable", err)
 	}
 }
+
+// The origin says how long its answer may be cached (ttl_seconds); the
+// edge's TTL only caps it.
+func TestOriginTTL(t *testing.T) {
+	short, long := hashOf("short"), hashOf("long")
+	o := &origin{keys: map[[32]byte]Info{
+		short: {Active: true, KeyID: "k1", SiteID: "s1", TTL: 50 * time.Millisecond},
+		long:  {Active: true, KeyID: "k2", SiteID: "s1", TTL: time.Hour},
+	}}
+	c := mustCache(t, o, Options{TTL: time.Hour})
+	for _, h := range [][32]byte{short, long} {
+		if _, err := c.Lookup(context.Background(), h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, ok := c.Cached(short); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an answer the origin let the edge keep 50 ms is still cached after 5 s")
+		}
+	}
+	if _, ok := c.Cached(long); !ok {
+		t.Error("the other key expired too")
+	}
+	capped := mustCache(t, o, Options{TTL: 50 * time.Millisecond})
+	capped.Lookup(context.Background(), long)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, ok := capped.Cached(long); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the edge's TTL does not cap the origin's")
+		}
+	}
+}

@@ -36,7 +36,8 @@ type Edge struct {
 	// each edge limits on its own (LISTGATE_EXPECTED_EDGES). Default 1.
 	ExpectedEdges int `yaml:"expected_edges"`
 
-	// KeyTTL is how long an introspected key stays cached; revocations
+	// KeyTTL caps how long an introspected key stays cached (the origin's
+	// answer says how long, ttl_seconds); revocations
 	// arrive sooner through the event stream. Default 30 s.
 	KeyTTL time.Duration `yaml:"key_ttl"`
 	// NegativeKeyTTL is how long an unknown key stays cached. Default 5 s.
