@@ -200,27 +200,23 @@ func (g *Gateway) ExpectContinue(ctx *fasthttp.RequestCtx) int {
 // at most UploadIdleTimeout, and the whole upload at most UploadTimeout.
 // Whatever the origin did not read is left unread, and Handler ends the
 // connection.
-func (g *Gateway) forwardUpload(ctx *fasthttp.RequestCtx, rt *route, ip netip.Addr) {
+func (g *Gateway) forwardUpload(ctx *fasthttp.RequestCtx, rt *route, ip netip.Addr) *apierror.Error {
 	h := &ctx.Request.Header
 	if !hasBearer(h.Peek(fasthttp.HeaderAuthorization)) {
-		writeError(ctx, errNoBearer)
-		return
+		return errNoBearer
 	}
 	if h.ContentLength() > g.cfg.MaxUploadBytes {
-		writeError(ctx, errTooLargeFor(g.cfg.MaxUploadBytes))
-		return
+		return errTooLargeFor(g.cfg.MaxUploadBytes)
 	}
 	if !g.uploaders.enter(ip) {
-		writeError(ctx, errUploadsBusy)
-		return
+		return errUploadsBusy
 	}
 	defer g.uploaders.leave(ip)
 	select {
 	case g.uploads <- struct{}{}:
 		defer func() { <-g.uploads }()
 	default:
-		writeError(ctx, errUploadsBusy)
-		return
+		return errUploadsBusy
 	}
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
@@ -235,27 +231,26 @@ func (g *Gateway) forwardUpload(ctx *fasthttp.RequestCtx, rt *route, ip netip.Ad
 	resp := &ctx.Response
 	err := g.origin.Stream(req, resp, time.Now().Add(g.cfg.UploadTimeout+g.cfg.OriginTimeout))
 	resp.Header.SetBytesV("X-Request-Id", req.Header.Peek("X-Request-Id"))
+	if body != nil && body.eof {
+		// Read to its end: the connection may carry the next request.
+		ctx.Request.CloseBodyStream()
+	}
 	switch {
 	case err == nil:
 		for _, name := range hopHeaders {
 			resp.Header.Del(name)
 		}
+		return nil
 	case body != nil && body.over:
-		writeError(ctx, errTooLargeFor(g.cfg.MaxUploadBytes))
+		return errTooLargeFor(g.cfg.MaxUploadBytes)
 	case body != nil && body.readErr != nil:
-		// The client stopped sending: not the origin's fault.
-		writeError(ctx, errUploadStalled)
-		ctx.SetStatusCode(fasthttp.StatusRequestTimeout)
+		return errUploadStalled // the client stopped sending: not the origin's fault
 	default:
-		g.originFailed(ctx, rt, err)
-	}
-	if body != nil && body.eof {
-		// Read to its end: the connection may carry the next request.
-		ctx.Request.CloseBodyStream()
+		return g.originFailed(ctx, rt, err)
 	}
 }
 
-var errUploadStalled = apierror.New(apierror.CodeBadRequest, "the upload stopped arriving")
+var errUploadStalled = apierror.New(apierror.CodeRequestTimeout, "the upload stopped arriving")
 
 // uploaders counts each client address's uploads in progress: one at a
 // time per address, so that a few addresses cannot hold every slot.

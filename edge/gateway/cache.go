@@ -29,16 +29,17 @@ var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }
 // the origin on a miss (concurrent misses for one key share one origin
 // request), storing what may be cached. Stale entries are served while one
 // background refresh runs; when the origin fails, entries within
-// stale-if-error are served. Every answer says how in X-Cache.
-func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr) {
+// stale-if-error are served. Every answer says how in X-Cache. It returns
+// the error to answer instead: a query the cache cannot key, or an origin
+// that could not answer with nothing stale to serve.
+func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr) *apierror.Error {
 	bp := keyBufs.Get().(*[]byte)
 	defer keyBufs.Put(bp)
 	uri := ctx.URI()
 	key, err := g.cache.AppendKey((*bp)[:0], s2b(info.SiteID), uri.PathOriginal(), uri.QueryString())
 	*bp = key
 	if err != nil {
-		writeError(ctx, queryErrors[err])
-		return
+		return queryErrors[err]
 	}
 	// What is fetched is what is keyed: the origin gets the canonical query.
 	if q := key[bytes.LastIndexByte(key, '?')+1:]; !bytes.Equal(q, uri.QueryString()) {
@@ -51,14 +52,14 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keyc
 		switch e.State(now) {
 		case respcache.Fresh:
 			g.writeEntry(ctx, e, "HIT")
-			return
+			return nil
 		case respcache.Stale:
 			g.cache.CountStale()
 			g.writeEntry(ctx, e, "STALE")
 			if e.StartRefresh() {
 				g.refresh(ctx, rt, info, ip, key)
 			}
-			return
+			return nil
 		case respcache.Expired:
 			stale = e
 		}
@@ -72,30 +73,32 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keyc
 		}
 		if f.Entry != nil {
 			g.writeEntry(ctx, f.Entry, "HIT")
-			return
+			return nil
 		}
 	}
-	e, ok := g.fetch(ctx, rt, info, ip, key, now)
+	e, fail := g.fetch(ctx, rt, info, ip, key, now)
 	if leader {
 		g.cache.Finish(key, f, e)
 	}
 	switch {
-	case !ok && stale != nil:
+	case fail != nil && stale != nil:
 		g.cache.CountStale()
 		ctx.Response.ResetBody()
 		g.writeEntry(ctx, stale, "STALE")
+		return nil
 	case e != nil:
 		g.writeEntry(ctx, e, "MISS")
 	default:
 		ctx.Response.Header.Set("X-Cache", "MISS")
 	}
+	return fail
 }
 
 // fetch asks the origin for a cacheable read, without the client's
 // conditional and encoding headers (the edge applies them), writes the
-// answer into ctx and stores it when it may be cached. ok is false when the
-// origin could not be reached.
-func (g *Gateway) fetch(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr, key []byte, now time.Time) (*respcache.Entry, bool) {
+// answer into ctx and stores it when it may be cached; the error is an
+// origin that could not be reached.
+func (g *Gateway) fetch(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr, key []byte, now time.Time) (*respcache.Entry, *apierror.Error) {
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
 	ctx.Request.CopyTo(req)
@@ -104,10 +107,10 @@ func (g *Gateway) fetch(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info
 	req.Header.Del("If-Modified-Since")
 	req.Header.Del("Accept-Encoding")
 	g.prepare(req, info, requestIDOf(ctx), ip)
-	if !g.exchange(ctx, rt, req) {
-		return nil, false
+	if e := g.exchange(ctx, rt, req); e != nil {
+		return nil, e
 	}
-	return g.store(key, &ctx.Response, now), true
+	return g.store(key, &ctx.Response, now), nil
 }
 
 // store caches an origin response when it may be: a 200 by its

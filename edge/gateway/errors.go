@@ -68,10 +68,10 @@ func writeError(ctx *fasthttp.RequestCtx, e *apierror.Error) {
 }
 
 var (
-	errHeaderTooLarge = apierror.New(apierror.CodeValidationError, "request headers too large")
+	errHeaderTooLarge = apierror.New(apierror.CodeHeaderTooLarge, "")
 	errBodyTooLarge   = apierror.New(apierror.CodePayloadTooLarge, "request body too large")
 	errBadRequest     = apierror.New(apierror.CodeBadRequest, "malformed HTTP request")
-	errReadTimeout    = apierror.New(apierror.CodeServiceUnavailable, "request not received in time")
+	errReadTimeout    = apierror.New(apierror.CodeRequestTimeout, "")
 )
 
 // ServerError answers the requests fasthttp could not read, in the API's
@@ -89,11 +89,8 @@ func (g *Gateway) ServerError(ctx *fasthttp.RequestCtx, err error) {
 		writeError(ctx, errBodyTooLarge)
 	case errors.As(err, &small):
 		writeError(ctx, errHeaderTooLarge)
-		ctx.SetStatusCode(fasthttp.StatusRequestHeaderFieldsTooLarge)
 	case errors.As(err, &netErr) && netErr.Timeout():
 		writeError(ctx, errReadTimeout)
-		ctx.SetStatusCode(fasthttp.StatusRequestTimeout)
-		ctx.Response.Header.Del("Retry-After")
 	default:
 		writeError(ctx, errBadRequest)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/listgate/listgate/edge/keycache"
+	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/internalapi"
 )
 
@@ -28,8 +29,8 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy
 
 // forward sends the request to the origin with the edge's identity headers
 // and copies the origin's answer back. info is nil on public routes. An
-// origin that cannot be reached is a 503; forward then reports false.
-func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr) bool {
+// origin that cannot be reached is errOriginDown.
+func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr) *apierror.Error {
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
 	ctx.Request.CopyTo(req)
@@ -39,27 +40,26 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *route, info *keycache.In
 
 // exchange sends a prepared request and copies the answer into ctx, whose
 // request id it keeps.
-func (g *Gateway) exchange(ctx *fasthttp.RequestCtx, rt *route, req *fasthttp.Request) bool {
+func (g *Gateway) exchange(ctx *fasthttp.RequestCtx, rt *route, req *fasthttp.Request) *apierror.Error {
 	resp := &ctx.Response
 	err := g.origin.Do(req, resp, g.cfg.OriginTimeout)
 	// Do replaced the response headers; the id is on the origin request.
 	resp.Header.SetBytesV("X-Request-Id", req.Header.Peek("X-Request-Id"))
 	if err != nil {
-		g.originFailed(ctx, rt, err)
-		return false
+		return g.originFailed(ctx, rt, err)
 	}
 	for _, name := range hopHeaders {
 		resp.Header.Del(name)
 	}
-	return true
+	return nil
 }
 
-// originFailed answers 503 for a request the origin could not answer.
-func (g *Gateway) originFailed(ctx *fasthttp.RequestCtx, rt *route, err error) {
-	ctx.Response.ResetBody()
+// originFailed logs a request the origin could not answer and returns its
+// 503.
+func (g *Gateway) originFailed(ctx *fasthttp.RequestCtx, rt *route, err error) *apierror.Error {
 	g.metrics.originErrors.Inc()
 	g.log.Warn("origin unreachable", "err", err, "route", rt.name, "request_id", string(requestIDOf(ctx)))
-	writeError(ctx, errOriginDown)
+	return errOriginDown
 }
 
 // prepare turns a client's request into the origin's: hop-by-hop and

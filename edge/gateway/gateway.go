@@ -235,87 +235,88 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 	g.router.Handler(ctx)
 }
 
-// serve is the request path of one API route.
+// serve is the request path of one API route: its steps (pass) return the
+// error that ends the request, and serve alone writes it.
 func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
 	start := time.Now()
 	g.requestID(ctx)
-	var dec ratelimit.Decision
-	limited := false
-	var info keycache.Info
-	authenticated := false
-	defer func() {
-		if limited {
-			setRateHeaders(&ctx.Response.Header, dec)
-		}
-		if rt.cors {
-			if authenticated {
-				corsHeaders(ctx, &info)
-			} else {
-				corsHeaders(ctx, nil)
-			}
-		}
-		m.observe(ctx.Response.StatusCode(), start)
-	}()
-
-	if e := checkBodySize(ctx, rt.maxBody); e != nil && !rt.upload {
+	var st passState
+	if e := g.pass(ctx, rt, &st); e != nil {
 		writeError(ctx, e)
-		return
+	}
+	if st.limited {
+		setRateHeaders(&ctx.Response.Header, st.dec)
+	}
+	if rt.cors {
+		if st.authenticated {
+			corsHeaders(ctx, &st.info)
+		} else {
+			corsHeaders(ctx, nil)
+		}
+	}
+	m.observe(ctx.Response.StatusCode(), start)
+}
+
+// passState is what pass learned that serve adds to any answer: the key
+// (for CORS) and the rate-limit decision (for its headers).
+type passState struct {
+	info          keycache.Info
+	authenticated bool
+	dec           ratelimit.Decision
+	limited       bool
+}
+
+// pass takes a request through DESIGN.md §2's checks in order — body size,
+// the per-address limit of public routes, the key, its site and scope, the
+// site's rate limit, the body — and answers it from the cache or the
+// origin; it returns the error that ends the request instead.
+func (g *Gateway) pass(ctx *fasthttp.RequestCtx, rt *route, st *passState) *apierror.Error {
+	if e := checkBodySize(ctx, rt.maxBody); e != nil && !rt.upload {
+		return e
 	}
 	ip := g.clientIP(ctx)
 	if rt.public {
 		if e := g.publicLimit(ctx, ip); e != nil {
-			writeError(ctx, e)
-			return
+			return e
 		}
 		if rt.upload {
-			g.forwardUpload(ctx, rt, ip)
-			return
+			return g.forwardUpload(ctx, rt, ip)
 		}
 		if e := readBody(ctx, rt.maxBody); e != nil {
-			writeError(ctx, e)
-			return
+			return e
 		}
-		g.forward(ctx, rt, nil, ip)
-		return
+		return g.forward(ctx, rt, nil, ip)
 	}
 
 	info, e := g.authenticate(ctx, ip)
 	if e != nil {
-		writeError(ctx, e)
-		return
+		return e
 	}
-	authenticated = true
+	st.info, st.authenticated = info, true
 	if rt.site {
-		site, _ := ctx.UserValue("site").(string)
-		if site != info.SiteID {
-			writeError(ctx, errWrongSite)
-			return
+		if site, _ := ctx.UserValue("site").(string); site != info.SiteID {
+			return errWrongSite
 		}
 	}
 	if rt.scope != 0 && !info.Scopes.Has(rt.scope) {
-		writeError(ctx, scopeErrors[uint8(rt.scope)])
-		return
+		return scopeErrors[uint8(rt.scope)]
 	}
 	now := g.now()
 	if g.cfg.Usage != nil {
 		g.cfg.Usage.Count(info.SiteID, now)
 	}
-	dec = g.cfg.Limiter.Allow(ctx, info.SiteID, info.Limit, now)
-	limited = !dec.Unlimited
-	if !dec.Allowed {
-		e := apierror.RateLimited(dec.RetryAfter)
-		writeError(ctx, e)
-		return
+	st.dec = g.cfg.Limiter.Allow(ctx, info.SiteID, info.Limit, now)
+	st.limited = !st.dec.Unlimited
+	if !st.dec.Allowed {
+		return apierror.RateLimited(st.dec.RetryAfter)
 	}
 	if e := readBody(ctx, rt.maxBody); e != nil {
-		writeError(ctx, e)
-		return
+		return e
 	}
 	if rt.cacheable && g.cache != nil {
-		g.serveCacheable(ctx, rt, &info, ip)
-		return
+		return g.serveCacheable(ctx, rt, &st.info, ip)
 	}
-	g.forward(ctx, rt, &info, ip)
+	return g.forward(ctx, rt, &st.info, ip)
 }
 
 // setRateHeaders writes the X-RateLimit headers of an authenticated

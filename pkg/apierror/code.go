@@ -45,6 +45,9 @@ const (
 	// CodeConflict (409): a request with the same Idempotency-Key is still
 	// in flight.
 	CodeConflict Code = "CONFLICT"
+	// CodeRequestTimeout (408): the request, or a feed upload's body, did
+	// not arrive in time; the edge closes the connection.
+	CodeRequestTimeout Code = "REQUEST_TIMEOUT"
 	// CodePayloadTooLarge (413): the body is over the route's limit.
 	CodePayloadTooLarge Code = "PAYLOAD_TOO_LARGE"
 	// CodeUnsupportedMediaType (415): the body is not application/json.
@@ -54,6 +57,9 @@ const (
 	CodeValidationError Code = "VALIDATION_ERROR"
 	// CodeRateLimitExceeded (429): the site's plan limit; carries Retry-After.
 	CodeRateLimitExceeded Code = "RATE_LIMIT_EXCEEDED"
+	// CodeHeaderTooLarge (431): the request's header block is over the
+	// edge's limit; the edge closes the connection.
+	CodeHeaderTooLarge Code = "REQUEST_HEADER_FIELDS_TOO_LARGE"
 	// CodeInternalError (500): a bug; the message reveals nothing internal.
 	CodeInternalError Code = "INTERNAL_ERROR"
 	// CodeServiceUnavailable (503): the origin or database is unreachable and
@@ -74,11 +80,13 @@ var table = [...]struct {
 	{CodeNotFound, http.StatusNotFound, "not found"},
 	{CodeMethodNotAllowed, http.StatusMethodNotAllowed, "method not allowed"},
 	{CodeNotAcceptable, http.StatusNotAcceptable, "only application/json is available"},
+	{CodeRequestTimeout, http.StatusRequestTimeout, "request not received in time"},
 	{CodeConflict, http.StatusConflict, "conflict"},
 	{CodePayloadTooLarge, http.StatusRequestEntityTooLarge, "request body too large"},
 	{CodeUnsupportedMediaType, http.StatusUnsupportedMediaType, "request body must be application/json"},
 	{CodeValidationError, http.StatusUnprocessableEntity, "invalid request"},
 	{CodeRateLimitExceeded, http.StatusTooManyRequests, "too many requests"},
+	{CodeHeaderTooLarge, http.StatusRequestHeaderFieldsTooLarge, "request headers too large"},
 	{CodeInternalError, http.StatusInternalServerError, "internal error"},
 	{CodeServiceUnavailable, http.StatusServiceUnavailable, "service unavailable"},
 }
@@ -93,8 +101,8 @@ func (c Code) index() int {
 	return -1
 }
 
-// Status returns the HTTP status for c: 400, 401, 403, 404, 405, 406, 409, 413,
-// 415, 422, 429, 500 or 503. An unknown code, including "", is 500. This is
+// Status returns the HTTP status for c: 400, 401, 403, 404, 405, 406, 408,
+// 409, 413, 415, 422, 429, 431, 500 or 503. An unknown code, including "", is 500. This is
 // the only place codes are mapped to statuses.
 func (c Code) Status() int {
 	if i := c.index(); i >= 0 {

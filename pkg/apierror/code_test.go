@@ -48,8 +48,8 @@ func TestStatus(t *testing.T) {
 
 func TestCodes(t *testing.T) {
 	codes := Codes()
-	if len(codes) != 13 {
-		t.Fatalf("Codes() has %d codes, want 13", len(codes))
+	if len(codes) != 15 {
+		t.Fatalf("Codes() has %d codes, want 15", len(codes))
 	}
 	seen := map[Code]bool{}
 	for i, c := range codes {
