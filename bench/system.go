@@ -26,7 +26,7 @@ type benchSystem struct {
 	originBin, edgeBin string
 	pg                 *devdb.Postgres
 	dbURL              string
-	redis              *devdb.Redis // nil unless systemOptions.Redis
+	redis              *devdb.Redis       // nil unless systemOptions.Redis
 	origin             *devproc.Process   // origins[0]
 	originAddr         string             // originAddrs[0]
 	origins            []*devproc.Process // each origin, replaced when restarted
