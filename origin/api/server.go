@@ -174,7 +174,7 @@ func chain(h http.Handler, mw ...func(http.Handler) http.Handler) http.Handler {
 
 // healthz answers while the process runs.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // readyz answers 200 when the database answers within two seconds, 503
@@ -185,5 +185,5 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if err := s.db.Ping(ctx); err != nil {
 		return apierror.Unavailable(1, err)
 	}
-	return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
