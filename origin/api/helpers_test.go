@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -111,63 +110,6 @@ func isTypeError(field string) func(error) bool {
 	return func(err error) bool {
 		te, ok := errors.AsType[*json.UnmarshalTypeError](err)
 		return ok && te.Field == field
-	}
-}
-
-func TestJSONString(t *testing.T) {
-	for raw, want := range map[string]struct {
-		s           string
-		present, ok bool
-	}{
-		`"a\u00e9"`: {"aé", true, true},
-		`""`:        {"", true, true},
-		`null`:      {"", false, true},
-		`1`:         {"", true, false},
-		`["a"]`:     {"", true, false},
-		`"open`:     {"", true, false},
-		``:          {"", true, false},
-	} {
-		s, present, ok := api.JSONString(json.RawMessage(raw))
-		if s != want.s || present != want.present || ok != want.ok {
-			t.Errorf("JSONString(%s) = %q %v %v, want %q %v %v", raw, s, present, ok, want.s, want.present, want.ok)
-		}
-	}
-}
-
-func TestSplitObject(t *testing.T) {
-	for name, tc := range map[string]struct {
-		body    string
-		members []api.Member
-		problem string
-	}{
-		"members in order": {`{"b":1,"a":"x","b":null}`, []api.Member{{Name: "b", Raw: json.RawMessage(`1`)},
-			{Name: "a", Raw: json.RawMessage(`"x"`)}, {Name: "b", Raw: json.RawMessage(`null`), Repeated: true}}, ""},
-		"byte order mark": {"\xef\xbb\xbf{\"a\":1.50}", []api.Member{{Name: "a", Raw: json.RawMessage(`1.50`)}}, ""},
-		"empty object":    {` {} `, nil, ""},
-		"not UTF-8":       {"{\"a\":\"\xff\"}", nil, "is not valid UTF-8"},
-		"empty":           {" ", nil, "is empty: send a JSON object"},
-		"array":           {`[1]`, nil, "must be a JSON object"},
-		"huge number":     {`1e999`, nil, "must be a JSON object"},
-		"unclosed":        {`{"a":1`, nil, "is not valid JSON"},
-		"bad value":       {`{"a":tru}`, nil, "is not valid JSON"},
-		"trailing":        {`{"a":1} {}`, nil, "has data after the JSON object"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			got, err := api.SplitObject([]byte(tc.body))
-			if tc.problem == "" {
-				if err != nil || !reflect.DeepEqual(got, tc.members) {
-					t.Fatalf("got %+v, %v; want %+v", got, err, tc.members)
-				}
-				return
-			}
-			oe, ok := errors.AsType[*api.ObjectError](err)
-			if !ok || oe.Problem != tc.problem || got != nil {
-				t.Fatalf("got %+v, %v; want problem %q", got, err, tc.problem)
-			}
-			if (oe.Syntax != nil) != (tc.problem == "is not valid JSON") {
-				t.Errorf("Syntax %v for %q", oe.Syntax, oe.Problem)
-			}
-		})
 	}
 }
 

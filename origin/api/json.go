@@ -74,19 +74,3 @@ func (e *readErrors) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// JSONString decodes raw, one JSON value, as a string: present is false
-// for null (s is ""), ok is false for a value of another type or raw that
-// is not valid JSON.
-func JSONString(raw json.RawMessage) (s string, present, ok bool) {
-	if string(raw) == "null" {
-		return "", false, true
-	}
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", true, false
-	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", true, false
-	}
-	return s, true, true
-}

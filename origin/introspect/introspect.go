@@ -129,22 +129,17 @@ func decodeRequest(body io.Reader) ([32]byte, error) {
 	var req struct {
 		KeyHash *string `json:"key_hash"`
 	}
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := api.DecodeStrict(body, &req); err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return hash, err
+		}
+		if errors.Is(err, api.ErrTrailingData) {
+			return hash, apierror.InvalidField("body", "unexpected data after the JSON object")
 		}
 		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field == "key_hash" {
 			return hash, apierror.InvalidField("key_hash", "must be a string")
 		}
 		return hash, apierror.InvalidField("body", "malformed JSON, or a field other than key_hash")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return hash, err
-		}
-		return hash, apierror.InvalidField("body", "unexpected data after the JSON object")
 	}
 	if req.KeyHash == nil {
 		return hash, apierror.InvalidField("key_hash", "required")
@@ -159,15 +154,7 @@ func decodeRequest(body io.Reader) ([32]byte, error) {
 }
 
 // writeAnswer writes a 200 that no cache between origin and edge may keep.
-func writeAnswer(w http.ResponseWriter, v internalapi.Introspection) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	_, err = w.Write(append(b, '\n'))
-	return err
+func writeAnswer(w http.ResponseWriter, v any) error {
+	w.Header().Set("Cache-Control", "no-store")
+	return api.WriteJSON(w, http.StatusOK, v)
 }

@@ -200,7 +200,7 @@ func respond(w http.ResponseWriter, r *http.Request, cacheControl string, v any)
 	h.Set("ETag", etag)
 	h.Set("Cache-Control", cacheControl)
 	h.Set("Vary", "Accept-Encoding")
-	if etagMatch(r.Header.Get("If-None-Match"), etag) {
+	if api.ETagMatch(r.Header.Get("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
@@ -210,15 +210,4 @@ func respond(w http.ResponseWriter, r *http.Request, cacheControl string, v any)
 		_, err = w.Write(body)
 	}
 	return err
-}
-
-// etagMatch is If-None-Match's weak comparison (RFC 9110 §13.1.2).
-func etagMatch(header, etag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == etag {
-			return true
-		}
-	}
-	return false
 }

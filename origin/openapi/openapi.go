@@ -20,7 +20,6 @@ import (
 	"encoding/base64"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/listgate/listgate/origin/api"
 )
@@ -64,7 +63,7 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	h.Set("ETag", s.etag)
 	h.Set("Cache-Control", CacheControl)
-	if etagMatch(r.Header.Get("If-None-Match"), s.etag) {
+	if api.ETagMatch(r.Header.Get("If-None-Match"), s.etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
@@ -76,15 +75,4 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) error {
 	}
 	_, err := w.Write(document)
 	return err
-}
-
-// etagMatch is If-None-Match's weak comparison (RFC 9110 §13.1.2).
-func etagMatch(header, etag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == etag {
-			return true
-		}
-	}
-	return false
 }

@@ -85,7 +85,7 @@ func (s *Service) uploadFeed(w http.ResponseWriter, r *http.Request) error {
 	s.log.InfoContext(r.Context(), "feed queued", "feed_id", job.ID, "site_id", tok.SiteID,
 		"client_id", tok.ClientID, "bytes", size, "stored_bytes", len(body), "request_id", api.RequestID(r.Context()))
 	w.Header().Set("Location", "/v1/feeds/"+job.ID)
-	return writeJSON(w, http.StatusAccepted, feedQueued{FeedID: job.ID, Status: store.FeedQueued})
+	return api.WriteJSON(w, http.StatusAccepted, feedQueued{FeedID: job.ID, Status: store.FeedQueued})
 }
 
 // feedStatus is the answer to GET /v1/feeds/{feed_id}.
@@ -122,5 +122,5 @@ func (s *Service) getFeed(w http.ResponseWriter, r *http.Request) error {
 		out.Errors = []ingest.ListingError{}
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return writeJSON(w, http.StatusOK, out)
+	return api.WriteJSON(w, http.StatusOK, out)
 }

@@ -6,13 +6,10 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"mime"
 	"net/http"
 	"time"
-
-	json "github.com/goccy/go-json"
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/store"
@@ -93,7 +90,7 @@ func (s *Service) readTokenRequest(w http.ResponseWriter, r *http.Request) (toke
 	if err != nil || mt != "application/x-www-form-urlencoded" {
 		return tokenRequest{}, &oauthError{errInvalidRequest, "the body must be application/x-www-form-urlencoded"}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxTokenRequest))
+	body, err := api.ReadBody(w, r, maxTokenRequest)
 	if err != nil {
 		return tokenRequest{}, &oauthError{errInvalidRequest, fmt.Sprintf("request body unreadable or over %d bytes", maxTokenRequest)}
 	}
@@ -145,19 +142,7 @@ func (s *Service) oauthFail(w http.ResponseWriter, r *http.Request, ip string, e
 func writeTokenJSON(w http.ResponseWriter, status int, v any) error {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Pragma", "no-cache")
-	return writeJSON(w, status, v)
-}
-
-// writeJSON writes v as the JSON body with status.
-func writeJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, err = w.Write(append(b, '\n'))
-	return err
+	return api.WriteJSON(w, status, v)
 }
 
 // purgeTokens deletes expired tokens when it was not done in the last

@@ -21,8 +21,6 @@ import (
 	"net/http"
 	"time"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/apierror"
@@ -90,19 +88,14 @@ func decodeReport(body io.Reader) ([]store.UsageCount, error) {
 	var req struct {
 		Counts *[]entry `json:"counts"`
 	}
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := api.DecodeStrict(body, &req); err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, err
+		}
+		if errors.Is(err, api.ErrTrailingData) {
+			return nil, apierror.InvalidField("body", "unexpected data after the JSON object")
 		}
 		return nil, apierror.InvalidField("body", "malformed JSON, a value of the wrong type, or an unknown field")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return nil, err
-		}
-		return nil, apierror.InvalidField("body", "unexpected data after the JSON object")
 	}
 	if req.Counts == nil {
 		return nil, apierror.InvalidField("counts", "required")
@@ -114,7 +107,7 @@ func decodeReport(body io.Reader) ([]store.UsageCount, error) {
 	out := make([]store.UsageCount, len(entries))
 	for i, e := range entries {
 		field := func(name string) string { return fmt.Sprintf("counts[%d].%s", i, name) }
-		if e.SiteID == nil || !isUUID(*e.SiteID) {
+		if e.SiteID == nil || !api.IsUUID(*e.SiteID) {
 			return nil, apierror.InvalidField(field("site_id"), "required, a UUID")
 		}
 		if e.Minute == nil {
@@ -130,25 +123,4 @@ func decodeReport(body io.Reader) ([]store.UsageCount, error) {
 		out[i] = store.UsageCount{SiteID: *e.SiteID, Minute: m, Requests: *e.Requests}
 	}
 	return out, nil
-}
-
-// isUUID reports whether s is a UUID in its canonical text form.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -19,14 +19,10 @@ package pairinghttp
 
 import (
 	"errors"
-	"io"
 	"math"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
-
-	json "github.com/goccy/go-json"
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/pairing"
@@ -89,7 +85,7 @@ func (h *Handler) device(w http.ResponseWriter, r *http.Request) error {
 	if !isJSON(r.Header.Get("Content-Type")) {
 		return apierror.UnsupportedMediaType("request body must be application/json")
 	}
-	body, err := readBody(w, r)
+	body, err := api.ReadBody(w, r, MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -102,7 +98,7 @@ func (h *Handler) device(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return apiError(err)
 	}
-	return writeJSON(w, http.StatusOK, deviceResponse{DeviceCode: st.DeviceCode, UserCode: st.UserCode,
+	return writeNoStore(w, http.StatusOK, deviceResponse{DeviceCode: st.DeviceCode, UserCode: st.UserCode,
 		VerificationURI: st.VerificationURI, VerificationURIComplete: st.VerificationURIComplete,
 		ExpiresIn: int64(math.Ceil(st.ExpiresIn.Seconds())), Interval: int64(math.Ceil(st.Interval.Seconds()))})
 }
@@ -119,28 +115,28 @@ type tokenResponse struct {
 // token is POST /v1/pairing/token.
 func (h *Handler) token(w http.ResponseWriter, r *http.Request) error {
 	if !isJSON(r.Header.Get("Content-Type")) {
-		return writeJSON(w, http.StatusBadRequest, oauthError{errInvalidRequest, "the body must be application/json"})
+		return writeNoStore(w, http.StatusBadRequest, oauthError{errInvalidRequest, "the body must be application/json"})
 	}
-	body, err := readBody(w, r)
+	body, err := api.ReadBody(w, r, MaxBodyBytes)
 	if err != nil {
 		if apierror.CodeOf(err) == apierror.CodePayloadTooLarge {
 			return err
 		}
-		return writeJSON(w, http.StatusBadRequest, oauthError{errInvalidRequest, "the body could not be read in full"})
+		return writeNoStore(w, http.StatusBadRequest, oauthError{errInvalidRequest, "the body could not be read in full"})
 	}
 	deviceCode, oerr := decodeToken(body)
 	if oerr != nil {
-		return writeJSON(w, http.StatusBadRequest, oerr)
+		return writeNoStore(w, http.StatusBadRequest, oerr)
 	}
 	d, err := h.svc.Poll(r.Context(), deviceCode)
 	if pe, ok := errors.AsType[pairing.PollError](err); ok {
-		return writeJSON(w, http.StatusBadRequest, oauthError{string(pe), pe.Description()})
+		return writeNoStore(w, http.StatusBadRequest, oauthError{string(pe), pe.Description()})
 	}
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Pragma", "no-cache")
-	return writeJSON(w, http.StatusOK, tokenResponse{APIKey: d.APIKey, KeyID: d.KeyID, SiteID: d.SiteID,
+	return writeNoStore(w, http.StatusOK, tokenResponse{APIKey: d.APIKey, KeyID: d.KeyID, SiteID: d.SiteID,
 		Scopes: d.Scopes, BaseURL: d.BaseURL})
 }
 
@@ -185,36 +181,9 @@ func isJSON(ct string) bool {
 	return !ok || strings.EqualFold(cs, "utf-8") || strings.EqualFold(cs, "utf8")
 }
 
-// readBody reads at most MaxBodyBytes; more is 413.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if r.ContentLength > MaxBodyBytes {
-		return nil, apierror.PayloadTooLarge(MaxBodyBytes)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return nil, apierror.PayloadTooLarge(MaxBodyBytes)
-	}
-	if err != nil {
-		e := apierror.InvalidField("body", "could not be read in full")
-		e.Err = err
-		return nil, e
-	}
-	return body, nil
-}
-
-// writeJSON writes v with status, not to be cached: every answer of these
-// routes is for one client only.
-func writeJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, err = w.Write(b)
-	return err
+// writeNoStore writes v with status, not to be cached: every answer of
+// these routes is for one client only.
+func writeNoStore(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Cache-Control", "no-store")
+	return api.WriteJSON(w, status, v)
 }
