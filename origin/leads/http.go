@@ -3,7 +3,6 @@ package leads
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -12,14 +11,22 @@ import (
 	"time"
 
 	"github.com/listgate/listgate/origin/api"
+	"github.com/listgate/listgate/origin/leads/rules"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/apikey"
 )
 
+// IdempotencyHeader is the request header that makes a submission
+// idempotent (its value: rules.CheckIdempotencyKey).
+const IdempotencyHeader = "Idempotency-Key"
+
+// MaxBodyBytes bounds the request body; more is a 413.
+const MaxBodyBytes = 64 << 10
+
 // Store is what the handler needs of the database; *store.DB has it.
 type Store interface {
-	LeadRefFacts(ctx context.Context, siteID string, q store.LeadRefQuery) (store.LeadRefFacts, error)
+	LeadRefFacts(ctx context.Context, siteID string, q store.LeadRefQuery) (rules.RefFacts, error)
 	SubmitLead(ctx context.Context, nl store.NewLead) (store.LeadOutcome, error)
 	ClaimIdempotencyKey(ctx context.Context, req store.IdempotencyRequest) (store.IdempotencyResult, error)
 	ReleaseIdempotencyKey(ctx context.Context, c store.IdempotencyClaim) error
@@ -38,7 +45,7 @@ type Config struct {
 	// could not be released). Nil: slog.Default().
 	Log *slog.Logger
 	// DuplicateWindow is how far back a submission is compared with earlier
-	// leads. Zero or negative: DefaultDuplicateWindow (24 h).
+	// leads. Zero or negative: rules.DefaultDuplicateWindow (24 h).
 	DuplicateWindow time.Duration
 	// Timeout bounds the database work of one submission, which goes on
 	// when the client leaves: a lead the client sent in full is stored.
@@ -59,7 +66,7 @@ func New(cfg Config) *Service {
 		cfg.Log = slog.Default()
 	}
 	if cfg.DuplicateWindow <= 0 {
-		cfg.DuplicateWindow = DefaultDuplicateWindow
+		cfg.DuplicateWindow = rules.DefaultDuplicateWindow
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
@@ -90,7 +97,7 @@ func (s *Service) idempotencyLease() time.Duration { return s.cfg.Timeout + 5*ti
 // the body and the Idempotency-Key (422, every problem at once).
 func (s *Service) submit(w http.ResponseWriter, r *http.Request) error {
 	id, ok := api.IdentityFrom(r.Context())
-	if !ok || !isUUID(id.SiteID) || !isUUID(id.KeyID) {
+	if !ok || !api.IsUUID(id.SiteID) || !api.IsUUID(id.KeyID) {
 		return apierror.Unauthorized("")
 	}
 	if !id.Scopes.Has(apikey.LeadsWrite) {
@@ -99,7 +106,7 @@ func (s *Service) submit(w http.ResponseWriter, r *http.Request) error {
 	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
 		return err
 	}
-	body, err := readBody(w, r)
+	body, err := api.ReadBody(w, r, MaxBodyBytes)
 	if err != nil {
 		return err
 	}
@@ -151,23 +158,6 @@ func checkContentType(ct string) error {
 	return nil
 }
 
-// readBody reads at most MaxBodyBytes; more is a 413.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if r.ContentLength > MaxBodyBytes {
-		return nil, apierror.PayloadTooLarge(MaxBodyBytes)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return nil, apierror.PayloadTooLarge(MaxBodyBytes)
-	}
-	if err != nil {
-		e := apierror.InvalidField("body", "could not be read in full")
-		e.Err = err
-		return nil, e
-	}
-	return body, nil
-}
-
 // idempotencyKey returns the Idempotency-Key header, what is wrong with it
 // ("" when nothing), and whether one was sent at all (an empty one counts
 // as sent, and is wrong).
@@ -177,28 +167,7 @@ func idempotencyKey(h http.Header) (key, problem string, sent bool) {
 	case 0:
 		return "", "", false
 	case 1:
-		return v[0], CheckIdempotencyKey(v[0]), true
+		return v[0], rules.CheckIdempotencyKey(v[0]), true
 	}
 	return "", "must be sent once", true
-}
-
-// isUUID reports whether s is a UUID in its canonical text form.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/listgate/listgate/origin/leads"
+	"github.com/listgate/listgate/origin/leads/rules"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/apikey"
@@ -74,7 +75,7 @@ func TestIdempotencyInFlightAndExpiry(t *testing.T) {
 	const body = `{"name":"Ann","email":"ann@example.com"}`
 	key := map[string]string{leads.IdempotencyHeader: "form-43"}
 	res, err := f.db.ClaimIdempotencyKey(t.Context(), store.IdempotencyRequest{SiteID: f.site, KeyID: f.keyID,
-		Key: "form-43", BodyHash: leads.BodyHash([]byte(body)), TTL: leads.IdempotencyTTL, Lease: 10 * time.Minute})
+		Key: "form-43", BodyHash: rules.BodyHash([]byte(body)), TTL: rules.IdempotencyTTL, Lease: 10 * time.Minute})
 	if err != nil || res.State != store.IdempotencyClaimed {
 		t.Fatalf("claim: %+v %v", res, err)
 	}
@@ -109,7 +110,7 @@ func TestIdempotencyClaimOfAGoneOrigin(t *testing.T) {
 	f := newFixtureOn(t, mustOpen(t, url, store.Options{Liveness: true}), leads.Config{})
 	const body = `{"name":"Ann","email":"ann@example.com"}`
 	res, err := other.ClaimIdempotencyKey(t.Context(), store.IdempotencyRequest{SiteID: f.site, KeyID: f.keyID,
-		Key: "form-46", BodyHash: leads.BodyHash([]byte(body)), TTL: leads.IdempotencyTTL, Lease: 10 * time.Minute})
+		Key: "form-46", BodyHash: rules.BodyHash([]byte(body)), TTL: rules.IdempotencyTTL, Lease: 10 * time.Minute})
 	if err != nil || res.State != store.IdempotencyClaimed {
 		t.Fatalf("claim: %+v %v", res, err)
 	}
@@ -150,7 +151,7 @@ func TestIdempotencyRetryWaitsForAClaimInFlight(t *testing.T) {
 	f := newFixtureOn(t, db, leads.Config{DB: sig})
 	const body = `{"name":"Ann","email":"ann@example.com"}`
 	res, err := other.ClaimIdempotencyKey(t.Context(), store.IdempotencyRequest{SiteID: f.site, KeyID: f.keyID,
-		Key: "form-47", BodyHash: leads.BodyHash([]byte(body)), TTL: leads.IdempotencyTTL, Lease: 10 * time.Minute})
+		Key: "form-47", BodyHash: rules.BodyHash([]byte(body)), TTL: rules.IdempotencyTTL, Lease: 10 * time.Minute})
 	if err != nil || res.State != store.IdempotencyClaimed {
 		t.Fatalf("claim: %+v %v", res, err)
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/listgate/listgate/origin/api"
+	"github.com/listgate/listgate/origin/leads/rules"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/apierror"
 )
@@ -46,10 +46,10 @@ type result struct {
 // and stores the submission. Its errors are *apierror.Error for the client's
 // mistakes and store errors otherwise.
 func (s *Service) process(ctx context.Context, req request) (result, error) {
-	lead, problems := Decode(req.body)
+	lead, problems := rules.Decode(req.body)
 	if req.idemProblem != "" {
 		if problems == nil {
-			problems = Problems{}
+			problems = rules.Problems{}
 		}
 		problems.Add(IdempotencyHeader, req.idemProblem)
 	}
@@ -61,7 +61,7 @@ func (s *Service) process(ctx context.Context, req request) (result, error) {
 		return s.save(ctx, req, &lead, nil)
 	}
 	res, err := s.claim(ctx, store.IdempotencyRequest{SiteID: req.id.SiteID, KeyID: req.id.KeyID,
-		Key: req.idemKey, BodyHash: BodyHash(req.body), TTL: IdempotencyTTL, Lease: s.idempotencyLease()})
+		Key: req.idemKey, BodyHash: rules.BodyHash(req.body), TTL: rules.IdempotencyTTL, Lease: s.idempotencyLease()})
 	if err != nil {
 		return result{}, err
 	}
@@ -85,7 +85,7 @@ func (s *Service) process(ctx context.Context, req request) (result, error) {
 
 // save resolves the lead's references and stores it, completing claim (if
 // any) in the same transaction.
-func (s *Service) save(ctx context.Context, req request, lead *Lead, claim *store.IdempotencyClaim) (result, error) {
+func (s *Service) save(ctx context.Context, req request, lead *rules.Lead, claim *store.IdempotencyClaim) (result, error) {
 	facts, err := s.cfg.DB.LeadRefFacts(ctx, req.id.SiteID, refQuery(lead))
 	if err != nil {
 		return result{}, err
@@ -93,7 +93,7 @@ func (s *Service) save(ctx context.Context, req request, lead *Lead, claim *stor
 	if !facts.SiteExists {
 		return result{}, errSiteNotFound
 	}
-	refs, problems := ResolveRefs(lead, refFacts(facts))
+	refs, problems := rules.ResolveRefs(lead, facts)
 	if len(problems) > 0 {
 		return result{}, apierror.Validation(problems)
 	}
@@ -109,13 +109,13 @@ func (s *Service) save(ctx context.Context, req request, lead *Lead, claim *stor
 	} else {
 		leadsCreated.Inc()
 	}
-	return result{status: http.StatusCreated, body: response(out).Encode()}, nil
+	return result{status: rules.ResponseStatus, body: out.Response}, nil
 }
 
 // addRefProblems adds the problems of the lead's well-formed references to
 // a request that is already invalid, so the client learns them all at
 // once. When the database cannot answer, the problems found so far stand.
-func (s *Service) addRefProblems(ctx context.Context, site string, lead *Lead, problems Problems) {
+func (s *Service) addRefProblems(ctx context.Context, site string, lead *rules.Lead, problems rules.Problems) {
 	if lead.ListingRef == 0 && lead.ListingID == "" && lead.AgentEmail == "" {
 		return
 	}
@@ -123,7 +123,7 @@ func (s *Service) addRefProblems(ctx context.Context, site string, lead *Lead, p
 	if err != nil {
 		return
 	}
-	_, more := ResolveRefs(lead, refFacts(facts))
+	_, more := rules.ResolveRefs(lead, facts)
 	problems.Merge(more)
 }
 
@@ -139,41 +139,26 @@ func (s *Service) release(ctx context.Context, c store.IdempotencyClaim) {
 }
 
 // newLead is the store's form of a submission.
-func (s *Service) newLead(req request, l *Lead, refs Refs, claim *store.IdempotencyClaim) store.NewLead {
+func (s *Service) newLead(req request, l *rules.Lead, refs rules.Refs, claim *store.IdempotencyClaim) store.NewLead {
 	return store.NewLead{
 		SiteID: req.id.SiteID, KeyID: req.id.KeyID, RequestID: req.requestID,
 		ListingRef: refs.ListingRef, Type: string(l.Type), Priority: string(l.Priority), Name: l.Name,
 		Email: l.Email, EmailNorm: l.EmailNorm, Phone: l.Phone, PhoneE164: l.PhoneE164,
 		Mobile: l.Mobile, MobileE164: l.MobileE164, Message: l.Message, Phones: l.Phones(),
 		Metadata: l.Metadata, Payload: l.Payload,
-		LockKeys:        LockKeys(req.id.SiteID, refs.ListingRef, l),
+		LockKeys:        rules.LockKeys(req.id.SiteID, refs.ListingRef, l),
 		DuplicateWindow: s.cfg.DuplicateWindow,
 		AgentID:         refs.AgentID, AgentEmail: refs.AgentEmail,
 		Idempotency: claim,
-		Respond: func(out store.LeadOutcome) (int, []byte) {
-			return http.StatusCreated, response(out).Encode()
-		},
 	}
 }
 
-func response(out store.LeadOutcome) Response {
-	return Response{LeadID: out.LeadID, Status: out.Status, Duplicate: out.Duplicate, AssignedTo: out.AssignedTo}
-}
-
-func refQuery(l *Lead) store.LeadRefQuery {
+func refQuery(l *rules.Lead) store.LeadRefQuery {
 	q := store.LeadRefQuery{ListingRef: l.ListingRef, ListingID: l.ListingID, AgentEmail: l.AgentEmail}
 	if agency, unique, ok := l.ListingIDParts(); ok {
 		q.IDAgency, q.IDUnique = agency, unique
 	}
 	return q
-}
-
-func refFacts(f store.LeadRefFacts) RefFacts {
-	rf := RefFacts{ByRef: f.ByRef, AgentID: f.AgentID, AgentEmail: f.AgentEmail}
-	for _, k := range f.ByID {
-		rf.ByID = append(rf.ByID, ListingKey(k))
-	}
-	return rf
 }
 
 // inFlightWaits are the pauses before claiming a key again that another

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -58,8 +57,7 @@ func (f *claimsFixture) owner(tb testing.TB, key string) int32 {
 func (f *claimsFixture) submit(db *store.DB, claim *store.IdempotencyClaim) error {
 	_, err := db.SubmitLead(context.Background(), store.NewLead{SiteID: f.site, KeyID: f.keyID, Type: "general",
 		Priority: "warm", Name: "Ann", Email: "a@example.com", EmailNorm: "a@example.com", Metadata: []byte("{}"),
-		Payload: []byte("{}"), DuplicateWindow: time.Hour, Idempotency: claim,
-		Respond: func(o store.LeadOutcome) (int, []byte) { return 201, fmt.Appendf(nil, `{"lead_id":%d}`, o.LeadID) }})
+		Payload: []byte("{}"), DuplicateWindow: time.Hour, Idempotency: claim})
 	return err
 }
 

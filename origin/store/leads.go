@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/listgate/listgate/origin/leads/rules"
 )
 
 // Assignment reasons, recorded in lead_assignments.
@@ -28,35 +30,17 @@ type LeadRefQuery struct {
 	AgentEmail                    string
 }
 
-// ListingKey identifies a listing: its ref and its REAXML ids.
-type ListingKey struct {
-	Ref      int64
-	AgencyID string
-	UniqueID string
-}
-
-// LeadRefFacts is what LeadRefFacts found. Deleted listings are left out.
-type LeadRefFacts struct {
-	// SiteExists is false when the site is gone.
-	SiteExists bool
-	// ByRef is the ref of the listing with ListingRef, 0 for none.
-	ByRef int64
-	// ByID are the listings ListingID may name (bare and qualified).
-	ByID []ListingKey
-	// AgentID and AgentEmail are the agent with AgentEmail (any case), 0 for
-	// none.
-	AgentID    int64
-	AgentEmail string
-}
-
 // LeadRefFacts looks up, in one round trip, the site and the listings and
-// agent a lead refers to. It is read-only, and tried once more when the
-// database drops it.
-func (db *DB) LeadRefFacts(ctx context.Context, siteID string, q LeadRefQuery) (LeadRefFacts, error) {
-	var f LeadRefFacts
+// agent a lead refers to, in the form the lead rules resolve them from:
+// ByRef is the listing with q.ListingRef, ByID the listings q.ListingID may
+// name (bare and qualified, by ref, at most 100), AgentID and AgentEmail
+// the agent with q.AgentEmail (any case); deleted listings are left out.
+// It is read-only, and tried once more when the database drops it.
+func (db *DB) LeadRefFacts(ctx context.Context, siteID string, q LeadRefQuery) (rules.RefFacts, error) {
+	var f rules.RefFacts
 	var err error
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		f = LeadRefFacts{}
+		f = rules.RefFacts{}
 		// A batch remembers the statements it prepared on its connection:
 		// each attempt needs a new one.
 		err = db.Pool.SendBatch(ctx, leadRefBatch(siteID, q, &f)).Close()
@@ -65,13 +49,13 @@ func (db *DB) LeadRefFacts(ctx context.Context, siteID string, q LeadRefQuery) (
 		}
 	}
 	if err != nil {
-		return LeadRefFacts{}, fmt.Errorf("store: lead references: %w", err)
+		return rules.RefFacts{}, fmt.Errorf("store: lead references: %w", err)
 	}
 	return f, nil
 }
 
 // leadRefBatch queues the look-ups of LeadRefFacts, filling f.
-func leadRefBatch(siteID string, q LeadRefQuery, f *LeadRefFacts) *pgx.Batch {
+func leadRefBatch(siteID string, q LeadRefQuery, f *rules.RefFacts) *pgx.Batch {
 	b := &pgx.Batch{}
 	b.Queue(`SELECT EXISTS (SELECT 1 FROM sites WHERE id = $1)`, siteID).QueryRow(func(r pgx.Row) error {
 		return r.Scan(&f.SiteExists)
@@ -86,8 +70,8 @@ func leadRefBatch(siteID string, q LeadRefQuery, f *LeadRefFacts) *pgx.Batch {
 			ORDER BY ref LIMIT 100`, siteID, q.ListingID, q.IDAgency, q.IDUnique).
 			Query(func(rows pgx.Rows) error {
 				var err error
-				f.ByID, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ListingKey, error) {
-					var k ListingKey
+				f.ByID, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (rules.ListingKey, error) {
+					var k rules.ListingKey
 					return k, r.Scan(&k.Ref, &k.AgencyID, &k.UniqueID)
 				})
 				return err
@@ -123,7 +107,7 @@ type NewLead struct {
 	// Metadata is a JSON object; Payload the request as received, JSON.
 	Metadata, Payload []byte
 	// LockKeys are the advisory locks to take, in this order, before the
-	// duplicate look-up (leads.LockKeys).
+	// duplicate look-up (rules.LockKeys).
 	LockKeys []int64
 	// DuplicateWindow is how far back a lead counts as a duplicate.
 	DuplicateWindow time.Duration
@@ -131,11 +115,10 @@ type NewLead struct {
 	AgentID    int64
 	AgentEmail string
 	// Idempotency, when not nil, is a claim held for this request; it is
-	// completed with the response in the lead's transaction, so the
-	// response is stored if and only if the lead is.
+	// completed with the response (rules.ResponseStatus and
+	// LeadOutcome.Response) in the lead's transaction, so the response is
+	// stored if and only if the lead is.
 	Idempotency *IdempotencyClaim
-	// Respond builds the response stored with Idempotency.
-	Respond func(LeadOutcome) (status int, body []byte)
 }
 
 // LeadOutcome is what became of a submission.
@@ -148,6 +131,9 @@ type LeadOutcome struct {
 	// nobody; Reason says why (AssignedBy…), "" for a duplicate.
 	AssignedTo *string
 	Reason     string
+	// Response is the body of the submission's answer, rules.Response
+	// encoded: the one stored with NewLead.Idempotency.
+	Response []byte
 }
 
 // ErrClaimLost is returned by SubmitLead when the request's idempotency
@@ -222,9 +208,10 @@ func submitLead(ctx context.Context, tx pgx.Tx, nl NewLead) (LeadOutcome, error)
 	b.Queue(`INSERT INTO lead_submissions (site_id, lead_id, key_id, duplicate, request_id, payload)
 		VALUES ($1, $2, $3, $4, $5, $6)`,
 		nl.SiteID, out.LeadID, nullString(nl.KeyID), out.Duplicate, nullString(nl.RequestID), string(nl.Payload))
+	out.Response = rules.Response{LeadID: out.LeadID, Status: out.Status, Duplicate: out.Duplicate,
+		AssignedTo: out.AssignedTo}.Encode()
 	if nl.Idempotency != nil {
-		status, body := nl.Respond(out)
-		queueFinishIdempotency(b, *nl.Idempotency, status, body)
+		queueFinishIdempotency(b, *nl.Idempotency, rules.ResponseStatus, out.Response)
 	}
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		if errors.Is(err, ErrClaimLost) {

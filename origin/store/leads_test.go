@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/listgate/listgate/origin/leads/rules"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/apikey"
@@ -123,8 +124,7 @@ func TestIdempotencyKeyClaims(t *testing.T) {
 	// Done through a lead: replayed as stored.
 	nl := store.NewLead{SiteID: site, KeyID: keyID, Type: "general", Priority: "warm", Name: "Ann",
 		Email: "a@example.com", EmailNorm: "a@example.com", Metadata: []byte("{}"), Payload: []byte(`{"name":"Ann"}`),
-		DuplicateWindow: time.Hour, Idempotency: second.Claim,
-		Respond: func(o store.LeadOutcome) (int, []byte) { return 201, fmt.Appendf(nil, `{"lead_id":%d}`, o.LeadID) }}
+		DuplicateWindow: time.Hour, Idempotency: second.Claim}
 	if _, err := db.SubmitLead(ctx, nl); !errors.Is(err, store.ErrClaimLost) {
 		t.Fatalf("finishing a lost claim: %v", err)
 	}
@@ -139,8 +139,9 @@ func TestIdempotencyKeyClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := claim(req("k1", "body"), store.IdempotencyReplay)
-	if res.Status != 201 || string(res.Body) != fmt.Sprintf(`{"lead_id":%d}`, out.LeadID) {
-		t.Errorf("replay %d %s", res.Status, res.Body)
+	want := rules.Response{LeadID: out.LeadID, Status: out.Status, AssignedTo: out.AssignedTo}.Encode()
+	if res.Status != 201 || string(res.Body) != string(want) || string(out.Response) != string(want) {
+		t.Errorf("replay %d %s, outcome's response %s; want 201 %s", res.Status, res.Body, out.Response, want)
 	}
 	claim(req("k1", "other"), store.IdempotencyMismatch)
 	if err := db.ReleaseIdempotencyKey(ctx, *third.Claim); err != nil {

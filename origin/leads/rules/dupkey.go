@@ -1,4 +1,4 @@
-package leads
+package rules
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package leads
+package rules
 
 import (
 	"crypto/sha256"
@@ -7,9 +7,6 @@ import (
 
 // Idempotency-Key rules.
 const (
-	// IdempotencyHeader is the request header that makes a submission
-	// idempotent.
-	IdempotencyHeader = "Idempotency-Key"
 	// MaxIdempotencyKey is the longest key, in bytes.
 	MaxIdempotencyKey = 255
 	// IdempotencyTTL is how long a key's first response is replayed.

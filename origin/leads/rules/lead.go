@@ -1,4 +1,4 @@
-package leads
+package rules
 
 import (
 	"encoding/json"
@@ -37,7 +37,6 @@ const StatusNew = "new"
 
 // Limits of the request body's fields (API.md, "Lead submission").
 const (
-	MaxBodyBytes      = 64 << 10 // the whole body; more is 413
 	MaxNameChars      = 200
 	MaxEmailBytes     = 254
 	MaxPhoneChars     = 64
@@ -94,6 +93,11 @@ func (l *Lead) ListingIDParts() (agencyID, uniqueID string, ok bool) {
 	agencyID, uniqueID, ok = strings.Cut(l.ListingID, ":")
 	return agencyID, uniqueID, ok && agencyID != "" && uniqueID != ""
 }
+
+// ResponseStatus is the HTTP status of a stored submission's answer, 201
+// Created, whether the submission made a lead or was attached to an
+// earlier one; an idempotent replay repeats it with the stored Response.
+const ResponseStatus = 201
 
 // Response is the body of a successful submission: exactly these four
 // fields. AssignedTo is null when nobody was assigned.

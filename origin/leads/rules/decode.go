@@ -1,4 +1,4 @@
-package leads
+package rules
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/listgate/listgate/pkg/jsonobject"
 )
 
 // Problems maps each offending field of a request (or "body", or "contact"
@@ -71,25 +73,25 @@ type decoding struct {
 // agents exist: see ResolveRefs. It never panics and is safe for
 // concurrent use.
 func Decode(body []byte) (Lead, Problems) {
-	fields, problems := splitObject(body)
-	if problems != nil {
-		return Lead{}, problems
+	fields, err := jsonobject.Split(body)
+	if err != nil {
+		return Lead{}, Problems{"body": bodyProblem(err)}
 	}
 	d := &decoding{payload: map[string]any{}}
 	d.l.Type, d.l.Priority, d.l.Metadata = TypeGeneral, PriorityWarm, json.RawMessage("{}")
-	problems = Problems{}
+	problems := Problems{}
 	for _, f := range fields {
-		if f.dup {
-			problems.Add(f.name, "is given more than once")
+		if f.Repeated {
+			problems.Add(f.Name, "is given more than once")
 			continue
 		}
-		dec, known := decoders[f.name]
+		dec, known := decoders[f.Name]
 		if !known {
-			problems.Add(f.name, "is not a field of a lead")
+			problems.Add(f.Name, "is not a field of a lead")
 			continue
 		}
-		if msg := dec(d, f.raw); msg != "" {
-			problems.Add(f.name, msg)
+		if msg := dec(d, f.Raw); msg != "" {
+			problems.Add(f.Name, msg)
 		}
 	}
 	if _, given := d.payload["name"]; !given && problems["name"] == "" {
@@ -108,55 +110,17 @@ func Decode(body []byte) (Lead, Problems) {
 	return d.l, nil
 }
 
-// field is one top-level member of the body.
-type field struct {
-	name string
-	raw  json.RawMessage
-	dup  bool
-}
-
-// splitObject reads the body as one JSON object and returns its members in
-// order, marking repeated names.
-func splitObject(body []byte) ([]field, Problems) {
-	bad := func(msg string) ([]field, Problems) { return nil, Problems{"body": msg} }
-	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark, as some clients send
-	if !utf8.Valid(body) {
-		return bad("is not valid UTF-8")
+// bodyProblem is the problem of a body that is not one JSON object, with
+// the decoder's detail when it is not valid JSON.
+func bodyProblem(err error) string {
+	je, ok := errors.AsType[*jsonobject.Error](err)
+	if !ok {
+		return syntaxMessage(err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if errors.Is(err, io.EOF) {
-		return bad("is empty: send a JSON object")
+	if je.Syntax != nil {
+		return syntaxMessage(je.Syntax)
 	}
-	if err != nil {
-		return bad(syntaxMessage(err))
-	}
-	if tok != json.Delim('{') {
-		return bad("must be a JSON object")
-	}
-	var fields []field
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return bad(syntaxMessage(err))
-		}
-		name, _ := tok.(string) // inside an object, Token returns keys as strings
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return bad(syntaxMessage(err))
-		}
-		fields = append(fields, field{name: name, raw: raw, dup: seen[name]})
-		seen[name] = true
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return bad(syntaxMessage(err))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return bad("has data after the JSON object")
-	}
-	return fields, nil
+	return je.Problem
 }
 
 // syntaxMessage describes a JSON syntax error for the client.
@@ -171,28 +135,13 @@ func syntaxMessage(err error) string {
 	return "is not valid JSON: " + err.Error()
 }
 
-// jsonString returns raw as a string; present is false for null, ok false
-// for any other type.
-func jsonString(raw json.RawMessage) (s string, present, ok bool) {
-	if isNull(raw) {
-		return "", false, true
-	}
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", true, false
-	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", true, false
-	}
-	return s, true, true
-}
-
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
 
 // optionalString decodes an optional string field: it records the value
 // as received in the payload and returns it trimmed; "" for null or blank.
 // msg is set when the value is not a string or holds a NUL.
 func (d *decoding) optionalString(name string, raw json.RawMessage) (trimmed, msg string) {
-	s, present, ok := jsonString(raw)
+	s, present, ok := jsonobject.String(raw)
 	switch {
 	case !ok:
 		return "", "must be a string"
@@ -399,7 +348,7 @@ func encodeCanonical(v any) []byte {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		panic("leads: encode " + err.Error()) // a bug: every value here is encodable
+		panic("leads/rules: encode " + err.Error()) // a bug: every value here is encodable
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
 }

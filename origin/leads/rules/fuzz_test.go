@@ -1,17 +1,17 @@
-package leads_test
+package rules_test
 
 import (
 	"reflect"
 	"testing"
 
-	"github.com/listgate/listgate/origin/leads"
+	"github.com/listgate/listgate/origin/leads/rules"
 )
 
 // FuzzDecodeLead feeds arbitrary bodies to the decoder: it never panics,
 // every rejection says why, and whatever it accepts is a well-formed lead
 // whose payload decodes again to the same lead.
 //
-//	go test ./origin/leads -run '^$' -fuzz FuzzDecodeLead -fuzztime 60s
+//	go test ./origin/leads/rules -run '^$' -fuzz FuzzDecodeLead -fuzztime 60s
 func FuzzDecodeLead(f *testing.F) {
 	for _, seed := range []string{
 		`{"name":"Ann","email":"ann@example.com"}`,
@@ -28,7 +28,7 @@ func FuzzDecodeLead(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		l, problems := leads.Decode(body)
+		l, problems := rules.Decode(body)
 		if problems != nil {
 			if len(problems) == 0 {
 				t.Fatal("non-nil empty problems")
@@ -46,7 +46,7 @@ func FuzzDecodeLead(f *testing.F) {
 		if l.Email != "" && l.EmailNorm == "" || l.Phone != "" && l.PhoneE164 == "" || l.Mobile != "" && l.MobileE164 == "" {
 			t.Fatalf("contact not normalised: %+v", l)
 		}
-		again, problems := leads.Decode(l.Payload)
+		again, problems := rules.Decode(l.Payload)
 		if problems != nil {
 			t.Fatalf("accepted %q but not its payload %s: %v", body, l.Payload, problems)
 		}

@@ -1,4 +1,4 @@
-package leads_test
+package rules_test
 
 import (
 	"reflect"
@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/listgate/listgate/origin/leads"
+	"github.com/listgate/listgate/origin/leads/rules"
 )
 
-func mustDecode(tb testing.TB, body string) leads.Lead {
+func mustDecode(tb testing.TB, body string) rules.Lead {
 	tb.Helper()
-	l, p := leads.Decode([]byte(body))
+	l, p := rules.Decode([]byte(body))
 	if p != nil {
 		tb.Fatalf("Decode(%s): %v", body, p)
 	}
@@ -21,54 +21,54 @@ func mustDecode(tb testing.TB, body string) leads.Lead {
 func TestDecodeValid(t *testing.T) {
 	for name, tc := range map[string]struct {
 		body  string
-		check func(t *testing.T, l leads.Lead)
+		check func(t *testing.T, l rules.Lead)
 	}{
-		"defaults": {`{"name":"Ann","email":"ann@example.com"}`, func(t *testing.T, l leads.Lead) {
-			if l.Type != leads.TypeGeneral || l.Priority != leads.PriorityWarm || string(l.Metadata) != "{}" ||
+		"defaults": {`{"name":"Ann","email":"ann@example.com"}`, func(t *testing.T, l rules.Lead) {
+			if l.Type != rules.TypeGeneral || l.Priority != rules.PriorityWarm || string(l.Metadata) != "{}" ||
 				l.ListingRef != 0 || l.ListingID != "" || l.AgentEmail != "" || l.Message != "" {
 				t.Errorf("%+v", l)
 			}
 		}},
-		"name trimmed": {`{"name":"  Ann Lee \t","email":"ann@example.com"}`, func(t *testing.T, l leads.Lead) {
+		"name trimmed": {`{"name":"  Ann Lee \t","email":"ann@example.com"}`, func(t *testing.T, l rules.Lead) {
 			if l.Name != "Ann Lee" {
 				t.Errorf("name %q", l.Name)
 			}
 		}},
-		"email kept and normalised": {`{"name":"Ann","email":"  Ann.Lee+Home@Example.COM "}`, func(t *testing.T, l leads.Lead) {
+		"email kept and normalised": {`{"name":"Ann","email":"  Ann.Lee+Home@Example.COM "}`, func(t *testing.T, l rules.Lead) {
 			if l.Email != "Ann.Lee+Home@Example.COM" || l.EmailNorm != "ann.lee+home@example.com" {
 				t.Errorf("email %q norm %q", l.Email, l.EmailNorm)
 			}
 		}},
-		"international domain": {`{"name":"Ann","email":"ann@bücher.de"}`, func(t *testing.T, l leads.Lead) {
+		"international domain": {`{"name":"Ann","email":"ann@bücher.de"}`, func(t *testing.T, l rules.Lead) {
 			if l.EmailNorm != "ann@bücher.de" {
 				t.Errorf("norm %q", l.EmailNorm)
 			}
 		}},
-		"phone in E.164, original kept": {`{"name":"Ann","phone":"(02) 9999 9999","mobile":"0412 345 678"}`, func(t *testing.T, l leads.Lead) {
+		"phone in E.164, original kept": {`{"name":"Ann","phone":"(02) 9999 9999","mobile":"0412 345 678"}`, func(t *testing.T, l rules.Lead) {
 			if l.Phone != "(02) 9999 9999" || l.PhoneE164 != "+61299999999" || l.Mobile != "0412 345 678" || l.MobileE164 != "+61412345678" {
 				t.Errorf("%+v", l)
 			}
 		}},
-		"foreign phone": {`{"name":"Ann","phone":"+44 20 7946 0958"}`, func(t *testing.T, l leads.Lead) {
+		"foreign phone": {`{"name":"Ann","phone":"+44 20 7946 0958"}`, func(t *testing.T, l rules.Lead) {
 			if l.PhoneE164 != "+442079460958" {
 				t.Errorf("%q", l.PhoneE164)
 			}
 		}},
-		"same number twice matches once": {`{"name":"Ann","phone":"0412345678","mobile":"+61 412 345 678"}`, func(t *testing.T, l leads.Lead) {
+		"same number twice matches once": {`{"name":"Ann","phone":"0412345678","mobile":"+61 412 345 678"}`, func(t *testing.T, l rules.Lead) {
 			if got := l.Phones(); !reflect.DeepEqual(got, []string{"+61412345678"}) {
 				t.Errorf("phones %v", got)
 			}
 		}},
 		"null and blank optional fields are absent": {`{"name":"Ann","email":"a@example.com","phone":"  ","mobile":null,"message":null,
-			"type":null,"priority":"","listing_ref":null,"listing_id":" ","agent_email":"","metadata":null}`, func(t *testing.T, l leads.Lead) {
-			if l.Phone != "" || l.Type != leads.TypeGeneral || l.Priority != leads.PriorityWarm || l.ListingID != "" || string(l.Metadata) != "{}" {
+			"type":null,"priority":"","listing_ref":null,"listing_id":" ","agent_email":"","metadata":null}`, func(t *testing.T, l rules.Lead) {
+			if l.Phone != "" || l.Type != rules.TypeGeneral || l.Priority != rules.PriorityWarm || l.ListingID != "" || string(l.Metadata) != "{}" {
 				t.Errorf("%+v", l)
 			}
 		}},
 		"every field": {`{"name":"Ann","email":"a@example.com","message":"Is it still available?\nThanks","type":"rental_application",
 			"priority":"hot","listing_ref":42,"listing_id":"AG:L1","agent_email":"Al@Agency.example","metadata":{"utm_source":"google","score":7,"ok":true,"none":null}}`,
-			func(t *testing.T, l leads.Lead) {
-				if l.Type != leads.TypeRentalApplication || l.Priority != leads.PriorityHot || l.ListingRef != 42 ||
+			func(t *testing.T, l rules.Lead) {
+				if l.Type != rules.TypeRentalApplication || l.Priority != rules.PriorityHot || l.ListingRef != 42 ||
 					l.ListingID != "AG:L1" || l.AgentEmail != "Al@Agency.example" || l.Message != "Is it still available?\nThanks" {
 					t.Errorf("%+v", l)
 				}
@@ -80,29 +80,29 @@ func TestDecodeValid(t *testing.T) {
 				}
 			}},
 		"metadata numbers made canonical": {`{"name":"Ann","email":"a@example.com","metadata":{"a":1.50,"b":1e21,"c":1e-400,"d":12345678901234567890,"e":-0.0}}`,
-			func(t *testing.T, l leads.Lead) {
+			func(t *testing.T, l rules.Lead) {
 				if want := `{"a":1.5,"b":1e+21,"c":0,"d":12345678901234567890,"e":0}`; string(l.Metadata) != want {
 					t.Errorf("metadata %s, want %s", l.Metadata, want)
 				}
 			}},
-		"no HTML escaping in payload": {`{"name":"<b>Ann</b> & co","email":"a@example.com"}`, func(t *testing.T, l leads.Lead) {
+		"no HTML escaping in payload": {`{"name":"<b>Ann</b> & co","email":"a@example.com"}`, func(t *testing.T, l rules.Lead) {
 			if want := `{"name":"<b>Ann</b> & co","email":"a@example.com"}`; string(l.Payload) != want {
 				t.Errorf("payload %s", l.Payload)
 			}
 		}},
-		"payload keeps values as sent, drops nulls": {`{"metadata":{"z":1,"a":"x"},"email":" A@Example.com ","name":" Ann ","phone":null}`, func(t *testing.T, l leads.Lead) {
+		"payload keeps values as sent, drops nulls": {`{"metadata":{"z":1,"a":"x"},"email":" A@Example.com ","name":" Ann ","phone":null}`, func(t *testing.T, l rules.Lead) {
 			if want := `{"name":" Ann ","email":" A@Example.com ","metadata":{"a":"x","z":1}}`; string(l.Payload) != want {
 				t.Errorf("payload %s, want %s", l.Payload, want)
 			}
 		}},
 		"limits exactly": {`{"name":"` + strings.Repeat("é", 200) + `","email":"a@example.com","message":"` + strings.Repeat("ü", 5000) + `"}`,
-			func(t *testing.T, l leads.Lead) {}},
-		"byte order mark": {"\xef\xbb\xbf" + `{"name":"Ann","email":"a@example.com"}`, func(t *testing.T, l leads.Lead) {
+			func(t *testing.T, l rules.Lead) {}},
+		"byte order mark": {"\xef\xbb\xbf" + `{"name":"Ann","email":"a@example.com"}`, func(t *testing.T, l rules.Lead) {
 			if l.Name != "Ann" {
 				t.Errorf("%+v", l)
 			}
 		}},
-		"metadata of 50 keys": {`{"name":"Ann","email":"a@example.com","metadata":{` + metadataKeys(50) + `}}`, func(t *testing.T, l leads.Lead) {}},
+		"metadata of 50 keys": {`{"name":"Ann","email":"a@example.com","metadata":{` + metadataKeys(50) + `}}`, func(t *testing.T, l rules.Lead) {}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			l := mustDecode(t, tc.body)
@@ -204,7 +204,7 @@ func TestDecodeProblems(t *testing.T) {
 		"several metadata problems": {`{` + ok + `,"metadata":{"a":{},"":1,"b":[]}}`, map[string]string{"metadata": `value of "a" must be`}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, got := leads.Decode([]byte(tc.body))
+			_, got := rules.Decode([]byte(tc.body))
 			if !sameKeys(got, tc.want) {
 				t.Fatalf("problems %v\nwant keys %v", got, keys(tc.want))
 			}
@@ -217,7 +217,7 @@ func TestDecodeProblems(t *testing.T) {
 	}
 }
 
-func sameKeys(a leads.Problems, b map[string]string) bool {
+func sameKeys(a rules.Problems, b map[string]string) bool {
 	return reflect.DeepEqual(keys(a), keys(b))
 }
 
@@ -231,36 +231,36 @@ func keys[M ~map[string]string](m M) []string {
 }
 
 func TestResolveRefs(t *testing.T) {
-	l1 := leads.ListingKey{Ref: 1, AgencyID: "AG", UniqueID: "L1"}
-	sharedA := leads.ListingKey{Ref: 2, AgencyID: "AG", UniqueID: "S"}
-	sharedB := leads.ListingKey{Ref: 3, AgencyID: "BG", UniqueID: "S"}
+	l1 := rules.ListingKey{Ref: 1, AgencyID: "AG", UniqueID: "L1"}
+	sharedA := rules.ListingKey{Ref: 2, AgencyID: "AG", UniqueID: "S"}
+	sharedB := rules.ListingKey{Ref: 3, AgencyID: "BG", UniqueID: "S"}
 	for name, tc := range map[string]struct {
 		lead    string
-		facts   leads.RefFacts
-		want    leads.Refs
+		facts   rules.RefFacts
+		want    rules.Refs
 		problem map[string]string
 	}{
-		"nothing":         {`{}`, leads.RefFacts{}, leads.Refs{}, nil},
-		"ref found":       {`{"listing_ref":1}`, leads.RefFacts{ByRef: 1}, leads.Refs{ListingRef: 1}, nil},
-		"ref missing":     {`{"listing_ref":9}`, leads.RefFacts{}, leads.Refs{}, map[string]string{"listing_ref": "no listing"}},
-		"bare id":         {`{"listing_id":"L1"}`, leads.RefFacts{ByID: []leads.ListingKey{l1}}, leads.Refs{ListingRef: 1}, nil},
-		"qualified id":    {`{"listing_id":"BG:S"}`, leads.RefFacts{ByID: []leads.ListingKey{sharedB}}, leads.Refs{ListingRef: 3}, nil},
-		"id missing":      {`{"listing_id":"L9"}`, leads.RefFacts{}, leads.Refs{}, map[string]string{"listing_id": "no listing"}},
-		"qualified wrong": {`{"listing_id":"ZZ:S"}`, leads.RefFacts{}, leads.Refs{}, map[string]string{"listing_id": "no listing"}},
-		"shared bare id": {`{"listing_id":"S"}`, leads.RefFacts{ByID: []leads.ListingKey{sharedB, sharedA}}, leads.Refs{},
+		"nothing":         {`{}`, rules.RefFacts{}, rules.Refs{}, nil},
+		"ref found":       {`{"listing_ref":1}`, rules.RefFacts{ByRef: 1}, rules.Refs{ListingRef: 1}, nil},
+		"ref missing":     {`{"listing_ref":9}`, rules.RefFacts{}, rules.Refs{}, map[string]string{"listing_ref": "no listing"}},
+		"bare id":         {`{"listing_id":"L1"}`, rules.RefFacts{ByID: []rules.ListingKey{l1}}, rules.Refs{ListingRef: 1}, nil},
+		"qualified id":    {`{"listing_id":"BG:S"}`, rules.RefFacts{ByID: []rules.ListingKey{sharedB}}, rules.Refs{ListingRef: 3}, nil},
+		"id missing":      {`{"listing_id":"L9"}`, rules.RefFacts{}, rules.Refs{}, map[string]string{"listing_id": "no listing"}},
+		"qualified wrong": {`{"listing_id":"ZZ:S"}`, rules.RefFacts{}, rules.Refs{}, map[string]string{"listing_id": "no listing"}},
+		"shared bare id": {`{"listing_id":"S"}`, rules.RefFacts{ByID: []rules.ListingKey{sharedB, sharedA}}, rules.Refs{},
 			map[string]string{"listing_id": `(AG, BG): use the form AGENCYID:UNIQUEID, such as "AG:S"`}},
-		"both agree":    {`{"listing_ref":1,"listing_id":"AG:L1"}`, leads.RefFacts{ByRef: 1, ByID: []leads.ListingKey{l1}}, leads.Refs{ListingRef: 1}, nil},
-		"both disagree": {`{"listing_ref":2,"listing_id":"L1"}`, leads.RefFacts{ByRef: 2, ByID: []leads.ListingKey{l1}}, leads.Refs{}, map[string]string{"listing_id": "different listing"}},
-		"both missing": {`{"listing_ref":9,"listing_id":"L9"}`, leads.RefFacts{}, leads.Refs{},
+		"both agree":    {`{"listing_ref":1,"listing_id":"AG:L1"}`, rules.RefFacts{ByRef: 1, ByID: []rules.ListingKey{l1}}, rules.Refs{ListingRef: 1}, nil},
+		"both disagree": {`{"listing_ref":2,"listing_id":"L1"}`, rules.RefFacts{ByRef: 2, ByID: []rules.ListingKey{l1}}, rules.Refs{}, map[string]string{"listing_id": "different listing"}},
+		"both missing": {`{"listing_ref":9,"listing_id":"L9"}`, rules.RefFacts{}, rules.Refs{},
 			map[string]string{"listing_ref": "no listing", "listing_id": "no listing"}},
-		"agent found":   {`{"agent_email":"AL@agency.example"}`, leads.RefFacts{AgentID: 7, AgentEmail: "al@agency.example"}, leads.Refs{AgentID: 7, AgentEmail: "al@agency.example"}, nil},
-		"agent missing": {`{"agent_email":"zed@agency.example"}`, leads.RefFacts{}, leads.Refs{}, map[string]string{"agent_email": "not an agent"}},
+		"agent found":   {`{"agent_email":"AL@agency.example"}`, rules.RefFacts{AgentID: 7, AgentEmail: "al@agency.example"}, rules.Refs{AgentID: 7, AgentEmail: "al@agency.example"}, nil},
+		"agent missing": {`{"agent_email":"zed@agency.example"}`, rules.RefFacts{}, rules.Refs{}, map[string]string{"agent_email": "not an agent"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			body := strings.Replace(tc.lead, "{", `{"name":"Ann","email":"a@example.com",`, 1)
 			body = strings.Replace(body, ",}", "}", 1)
 			l := mustDecode(t, body)
-			got, problems := leads.ResolveRefs(&l, tc.facts)
+			got, problems := rules.ResolveRefs(&l, tc.facts)
 			if !sameKeys(problems, tc.problem) {
 				t.Fatalf("problems %v, want %v", problems, tc.problem)
 			}
@@ -280,7 +280,7 @@ func TestLockKeys(t *testing.T) {
 	const site, other = "2b1f5c4e-0000-4000-8000-000000000001", "2b1f5c4e-0000-4000-8000-000000000002"
 	keysOf := func(site string, ref int64, body string) []int64 {
 		l := mustDecode(t, body)
-		return leads.LockKeys(site, ref, &l)
+		return rules.LockKeys(site, ref, &l)
 	}
 	shares := func(a, b []int64) bool {
 		for _, k := range a {
@@ -339,7 +339,7 @@ func TestCheckIdempotencyKey(t *testing.T) {
 		"DEL":           {"a\x7f", false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if got := leads.CheckIdempotencyKey(tc.key) == ""; got != tc.ok {
+			if got := rules.CheckIdempotencyKey(tc.key) == ""; got != tc.ok {
 				t.Errorf("CheckIdempotencyKey(%q) ok=%v, want %v", tc.key, got, tc.ok)
 			}
 		})
@@ -349,11 +349,11 @@ func TestCheckIdempotencyKey(t *testing.T) {
 func TestResponseEncode(t *testing.T) {
 	to := "al@agency.example"
 	for name, tc := range map[string]struct {
-		r    leads.Response
+		r    rules.Response
 		want string
 	}{
-		"assigned":   {leads.Response{LeadID: 12, Status: "new", AssignedTo: &to}, `{"lead_id":12,"status":"new","duplicate":false,"assigned_to":"al@agency.example"}` + "\n"},
-		"unassigned": {leads.Response{LeadID: 3, Status: "contacted", Duplicate: true}, `{"lead_id":3,"status":"contacted","duplicate":true,"assigned_to":null}` + "\n"},
+		"assigned":   {rules.Response{LeadID: 12, Status: "new", AssignedTo: &to}, `{"lead_id":12,"status":"new","duplicate":false,"assigned_to":"al@agency.example"}` + "\n"},
+		"unassigned": {rules.Response{LeadID: 3, Status: "contacted", Duplicate: true}, `{"lead_id":3,"status":"contacted","duplicate":true,"assigned_to":null}` + "\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := string(tc.r.Encode()); got != tc.want {

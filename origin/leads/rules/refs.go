@@ -1,4 +1,4 @@
-package leads
+package rules
 
 import (
 	"fmt"
@@ -14,8 +14,11 @@ type ListingKey struct {
 }
 
 // RefFacts is what the store found for a lead's listing_ref, listing_id and
-// agent_email, in the key's site. Deleted listings are never among them.
+// agent_email, in the key's site (store.DB.LeadRefFacts fills it in).
+// Deleted listings are never among them.
 type RefFacts struct {
+	// SiteExists is false when the key's site is gone.
+	SiteExists bool
 	// ByRef is the ref of the listing whose ref is Lead.ListingRef, 0 when
 	// there is none.
 	ByRef int64
