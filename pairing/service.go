@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/listgate/listgate/pkg/apikey"
+	"github.com/listgate/listgate/pkg/ratelimit"
 )
 
 // KeyScopes are the scopes of a paired key: read-only.
@@ -73,13 +74,13 @@ func (c *Config) setDefaults() {
 		c.MaxWrongEntries = 5
 	}
 	if c.StartsPerIP == nil {
-		c.StartsPerIP = NewWindowLimiter(10, 10*time.Minute)
+		c.StartsPerIP = ratelimit.NewWindowLimiter(10, 10*time.Minute)
 	}
 	if c.WrongEntriesPerIP == nil {
-		c.WrongEntriesPerIP = NewWindowLimiter(10, 10*time.Minute)
+		c.WrongEntriesPerIP = ratelimit.NewWindowLimiter(10, 10*time.Minute)
 	}
 	if c.WrongEntriesPerAccount == nil {
-		c.WrongEntriesPerAccount = NewWindowLimiter(10, 10*time.Minute)
+		c.WrongEntriesPerAccount = ratelimit.NewWindowLimiter(10, 10*time.Minute)
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -23,6 +23,7 @@ import (
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pairing"
 	"github.com/listgate/listgate/pkg/apierror"
+	"github.com/listgate/listgate/pkg/ratelimit"
 )
 
 // Prefix is where the dashboard is served.
@@ -122,10 +123,10 @@ func New(cfg Config) (*Handler, error) {
 		return nil, errors.New("dashboard: DB and Pairing are required")
 	}
 	if cfg.EntriesPerIP == nil {
-		cfg.EntriesPerIP = pairing.NewWindowLimiter(10, 10*time.Minute)
+		cfg.EntriesPerIP = ratelimit.NewWindowLimiter(10, 10*time.Minute)
 	}
 	if cfg.EntriesPerAccount == nil {
-		cfg.EntriesPerAccount = pairing.NewWindowLimiter(10, 10*time.Minute)
+		cfg.EntriesPerAccount = ratelimit.NewWindowLimiter(10, 10*time.Minute)
 	}
 	if cfg.FailedLoginsPerIP == nil {
 		cfg.FailedLoginsPerIP = cfg.DB.NewWindowLimiter("signin_ip", 20, 15*time.Minute)

@@ -17,7 +17,7 @@ const limiterTimeout = 2 * time.Second
 // WindowLimiter is pairing.Limiter in Postgres, so that every origin of a
 // deployment counts the same events: at most Limit events per key in fixed
 // windows of Window, starting at a key's first event (the semantics of
-// pairing.WindowLimiter, which is per process). Keys are stored as SHA-256.
+// ratelimit.WindowLimiter, which is per process). Keys are stored as SHA-256.
 // When Postgres cannot answer within 2 s the limiter admits (the action it
 // guards needs Postgres too, and fails on its own). Safe for concurrent use.
 type WindowLimiter struct {

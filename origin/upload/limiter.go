@@ -1,9 +1,13 @@
 package upload
 
-import "time"
+import (
+	"time"
+
+	"github.com/listgate/listgate/pkg/ratelimit"
+)
 
 // Limiter counts failed client authentications per client IP and says when
-// an IP has had its share (pairing.WindowLimiter in memory,
+// an IP has had its share (ratelimit.WindowLimiter in memory,
 // store.WindowLimiter in Postgres). Implementations must be safe for
 // concurrent use.
 type Limiter interface {
@@ -13,3 +17,5 @@ type Limiter interface {
 	// Add counts one failure of key at now.
 	Add(key string, now time.Time)
 }
+
+var _ Limiter = (*ratelimit.WindowLimiter)(nil)

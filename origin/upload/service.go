@@ -26,7 +26,7 @@ import (
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/ingest"
 	"github.com/listgate/listgate/origin/store"
-	"github.com/listgate/listgate/pairing"
+	"github.com/listgate/listgate/pkg/ratelimit"
 )
 
 // Importer applies a feed to a site's listings; *ingest.Importer is one.
@@ -169,7 +169,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, err
 	}
 	if cfg.AuthFailureLimiter == nil {
-		cfg.AuthFailureLimiter = pairing.NewWindowLimiter(cfg.AuthFailures, time.Minute)
+		cfg.AuthFailureLimiter = ratelimit.NewWindowLimiter(cfg.AuthFailures, time.Minute)
 	}
 	return &Service{cfg: cfg, db: cfg.DB, log: cfg.Log,
 		limiter: cfg.AuthFailureLimiter,

@@ -12,13 +12,19 @@
 //     its timeout, requests are decided by a local fallback limiter at
 //     limit/ExpectedEdges until a background probe sees Redis answer again.
 //
+// [WindowLimiter] is of another kind: events per key (a client IP, an
+// account) in windows that start at a key's first event, in memory, for the
+// origin's abuse limits (pairing starts and code entries, failed OAuth
+// client authentications). It is not a [Limiter] and has no metrics.
+//
 // # Semantics
 //
-// A request that passed authentication is offered to [Limiter.Allow]. It is
-// admitted while fewer than limit requests were admitted in the current
-// window, and then counts; a rejected request (answered 429) does not count.
-// So exactly limit requests are admitted per site and window, never more,
-// whatever the concurrency and however many edges share a Redis.
+// Of the plan limits ([Limiter]): a request that passed authentication is
+// offered to [Limiter.Allow]. It is admitted while fewer than limit
+// requests were admitted in the current window, and then counts; a
+// rejected request (answered 429) does not count. So exactly limit requests
+// are admitted per site and window, never more, whatever the concurrency
+// and however many edges share a Redis.
 //
 // The limit comes with the caller's key and may change from one call to the
 // next (a plan change takes effect at once): 0 means unlimited, and a
