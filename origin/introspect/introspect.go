@@ -23,7 +23,6 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/store"
@@ -83,32 +82,17 @@ func (s *Service) introspect(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var (
-		out     internalapi.Introspection
-		scopes  []string
-		revoked bool
-		plan    string
-	)
-	// One round trip: the look-up, and last_used_at when it is a minute old
-	// (or unset) on a live key. A data-modifying WITH runs whether or not the
-	// main query reads it; its guard makes it a no-op most of the time.
-	err = s.db.Pool.QueryRow(r.Context(), `
-		WITH touch AS (
-			UPDATE api_keys SET last_used_at = now()
-			WHERE key_hash = $1 AND revoked_at IS NULL
-			  AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
-		)
-		SELECT k.id, k.site_id, k.scopes, k.revoked_at IS NOT NULL, s.plan, s.cors_origins
-		FROM api_keys k JOIN sites s ON s.id = k.site_id
-		WHERE k.key_hash = $1`, hash[:]).Scan(&out.KeyID, &out.SiteID, &scopes, &revoked, &plan, &out.CORSOrigins)
+	k, err := s.db.KeyForEdge(r.Context(), hash)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case store.IsNotFound(err):
 		return writeAnswer(w, internalapi.Introspection{Active: false})
 	case err != nil:
-		return fmt.Errorf("introspect: look up key: %w", err)
-	case revoked:
+		return fmt.Errorf("introspect: %w", err)
+	case k.Revoked:
 		return writeAnswer(w, internalapi.Introspection{Active: false})
 	}
+	out := internalapi.Introspection{KeyID: k.ID, SiteID: k.SiteID, CORSOrigins: k.CORSOrigins}
+	scopes, plan := k.ScopeNames, k.Plan
 	sc, err := apikey.ParseScopeList(scopes)
 	if err != nil {
 		return fmt.Errorf("introspect: key %s: %w", out.KeyID, err)

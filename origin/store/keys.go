@@ -153,6 +153,41 @@ func (db *DB) KeyByHash(ctx context.Context, hash [32]byte) (Key, error) {
 	return k, nil
 }
 
+// EdgeKey is what the edge is told of a key (introspection): its identity,
+// scopes, whether it is revoked, and its site's plan and browser origins.
+type EdgeKey struct {
+	ID, SiteID  string
+	ScopeNames  []string
+	Revoked     bool
+	Plan        string
+	CORSOrigins []string
+}
+
+// KeyForEdge looks a key up by the hash of its secret for an edge's
+// introspection, revoked or not (NOT_FOUND when there is none), and marks a
+// live key used when its last_used_at is a minute old or unset — in one
+// round trip: a data-modifying WITH runs whether or not the main query
+// reads it, and its guard makes it a no-op most of the time.
+func (db *DB) KeyForEdge(ctx context.Context, hash [32]byte) (EdgeKey, error) {
+	var k EdgeKey
+	err := db.Pool.QueryRow(ctx, `
+		WITH touch AS (
+			UPDATE api_keys SET last_used_at = now()
+			WHERE key_hash = $1 AND revoked_at IS NULL
+			  AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+		)
+		SELECT k.id, k.site_id, k.scopes, k.revoked_at IS NOT NULL, s.plan, s.cors_origins
+		FROM api_keys k JOIN sites s ON s.id = k.site_id
+		WHERE k.key_hash = $1`, hash[:]).Scan(&k.ID, &k.SiteID, &k.ScopeNames, &k.Revoked, &k.Plan, &k.CORSOrigins)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return EdgeKey{}, notFound("key")
+	}
+	if err != nil {
+		return EdgeKey{}, fmt.Errorf("store: key for edge: %w", err)
+	}
+	return k, nil
+}
+
 const keyColumns = `id, site_id, name, scopes, source, hint, created_at, last_used_at, revoked_at`
 
 // scanKey scans keyColumns, then extra destinations.
