@@ -211,32 +211,3 @@ func (db *DB) AccountSite(ctx context.Context, accountID, siteID string) (Site, 
 	}
 	return s, nil
 }
-
-// PendingPairing is what the dashboard shows of a pairing before it is
-// approved.
-type PendingPairing struct {
-	HomeURL   string
-	SiteName  string
-	ExpiresAt time.Time
-}
-
-// PendingPairingByUserCode returns the live pending pairing whose user code
-// hashes to hash (pairing.HashCode of the normalised code), or a NOT_FOUND
-// error.
-func (db *DB) PendingPairingByUserCode(ctx context.Context, hash [32]byte, now time.Time) (PendingPairing, error) {
-	var p PendingPairing
-	var siteName *string
-	err := db.Pool.QueryRow(ctx, `SELECT home_url, site_name, expires_at FROM pairings
-		WHERE user_code_hash = $1 AND status = 'pending' AND expires_at > $2`, hash[:], now).
-		Scan(&p.HomeURL, &siteName, &p.ExpiresAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return PendingPairing{}, notFound("pairing")
-	}
-	if err != nil {
-		return PendingPairing{}, fmt.Errorf("store: pending pairing: %w", err)
-	}
-	if siteName != nil {
-		p.SiteName = *siteName
-	}
-	return p, nil
-}
