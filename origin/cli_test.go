@@ -12,10 +12,10 @@ import (
 
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/apikey"
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(devdb.RunTests(m)) }
+func TestMain(m *testing.M) { os.Exit(devdbtest.RunTests(m)) }
 
 // cli runs origin commands in-process against one database.
 type cli struct {
@@ -52,7 +52,7 @@ func (c *cli) mustJSON(dst any, args ...string) {
 }
 
 func TestMigrateCommand(t *testing.T) {
-	c := newCLI(t, devdb.NewTestDatabase(t, nil))
+	c := newCLI(t, devdbtest.NewDatabase(t, nil))
 	code, out, errOut := c.run("migrate")
 	if code != 0 || !strings.Contains(out, "applied 0001_init") {
 		t.Fatalf("first migrate: exit %d, %q, %q", code, out, errOut)

@@ -17,22 +17,23 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/listgate/listgate/origin/store/storetest"
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 	"github.com/listgate/listgate/pkg/devproc"
+	"github.com/listgate/listgate/pkg/devproc/devproctest"
 )
 
 // bins are the origin and edge binaries TestMain builds.
-var bins *devproc.Binaries
+var bins *devproctest.Binaries
 
 // TestMain builds the origin and edge, runs the tests, and stops the
 // throwaway Postgres they used.
 func TestMain(m *testing.M) {
 	var err error
-	if bins, err = devproc.BuildBinaries(); err != nil {
+	if bins, err = devproctest.BuildBinaries(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := devdb.RunTests(m)
+	code := devdbtest.RunTests(m)
 	bins.Remove()
 	os.Exit(code)
 }
@@ -50,7 +51,7 @@ type proc struct {
 // stopped when the test ends, and its log is printed if the test failed.
 func start(tb testing.TB, name, bin string, env []string, args ...string) *proc {
 	tb.Helper()
-	p := devproc.StartTB(tb, name, bin, devproc.Options{Env: env, Args: args})
+	p := devproctest.Start(tb, name, bin, devproc.Options{Env: env, Args: args})
 	return &proc{Process: p, name: name, addr: p.Addr}
 }
 

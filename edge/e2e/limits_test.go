@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 )
 
 // awaitFreshWindow waits until at least need is left in the current UTC
@@ -72,7 +72,7 @@ func TestStarterLimitAtTheBoundary(t *testing.T) {
 }
 
 func TestTwoEdgesShareRedis(t *testing.T) {
-	redis := devdb.NewTestRedis(t)
+	redis := devdbtest.NewRedis(t)
 	s := newSystem(t)
 	// The count is shared only through Redis: a call slower than the
 	// production 5 ms (a loaded test machine) is decided locally, by
@@ -90,7 +90,7 @@ func TestTwoEdgesShareRedis(t *testing.T) {
 }
 
 func TestRedisKilledFallsBackLocally(t *testing.T) {
-	redis := devdb.NewTestRedis(t)
+	redis := devdbtest.NewRedis(t)
 	s := newSystem(t)
 	edges := []*proc{s.startEdge(edgeOpts{redisURL: redis.URL, edges: 2}), s.startEdge(edgeOpts{redisURL: redis.URL, edges: 2})}
 	site := s.site("starter")

@@ -11,12 +11,12 @@ import (
 	"github.com/listgate/listgate/origin/ingest"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 	"github.com/listgate/listgate/pkg/model"
 	"github.com/listgate/listgate/pkg/reaxml/reaxmlgen"
 )
 
-func TestMain(m *testing.M) { os.Exit(devdb.RunTests(m)) }
+func TestMain(m *testing.M) { os.Exit(devdbtest.RunTests(m)) }
 
 const samples = "../../../shared/testdata/reaxml"
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/listgate/listgate/origin/leads"
 	"github.com/listgate/listgate/origin/store"
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 )
 
 // Submissions while the database's connections are killed again and again:
@@ -148,7 +148,7 @@ func TestDatabaseDownIs503(t *testing.T) {
 		t.Skip("starts a cluster of its own")
 	}
 	ctx := context.Background()
-	pg := devdb.NewTestCluster(t)
+	pg := devdbtest.NewCluster(t)
 	conn, err := pgx.Connect(ctx, pg.URL)
 	if err != nil {
 		t.Fatal(err)

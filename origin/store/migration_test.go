@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/listgate/listgate/origin/store"
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 )
 
 // mustOpenAt opens a new database migrated up to version v.
 func mustOpenAt(tb testing.TB, v int) *store.DB {
 	tb.Helper()
-	db := mustOpen(tb, devdb.NewTestDatabase(tb, nil))
+	db := mustOpen(tb, devdbtest.NewDatabase(tb, nil))
 	if _, err := db.MigrateTo(context.Background(), v); err != nil {
 		tb.Fatal(err)
 	}

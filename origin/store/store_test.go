@@ -11,11 +11,11 @@ import (
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/apikey"
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 	"github.com/listgate/listgate/pkg/model"
 )
 
-func TestMain(m *testing.M) { os.Exit(devdb.RunTests(m)) }
+func TestMain(m *testing.M) { os.Exit(devdbtest.RunTests(m)) }
 
 func mustOpen(tb testing.TB, url string) *store.DB {
 	tb.Helper()
@@ -38,7 +38,7 @@ func mustSite(tb testing.TB, db *store.DB, plan model.Plan) store.Site {
 
 func TestMigrateEmptyDatabase(t *testing.T) {
 	ctx := context.Background()
-	db := mustOpen(t, devdb.NewTestDatabase(t, nil))
+	db := mustOpen(t, devdbtest.NewDatabase(t, nil))
 	ms, err := store.Migrations()
 	if err != nil {
 		t.Fatal(err)

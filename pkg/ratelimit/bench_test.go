@@ -9,7 +9,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 )
 
 // benchSites is how many sites the benchmarks spread their requests over.
@@ -48,7 +48,7 @@ func BenchmarkLocal(b *testing.B) {
 }
 
 func BenchmarkRedis(b *testing.B) {
-	srv := devdb.NewTestRedis(b)
+	srv := devdbtest.NewRedis(b)
 	// A generous timeout: a fallback would measure the local limiter.
 	h := mustRedis(b, srv.URL, RedisOptions{Timeout: time.Second}, probeInterval)
 	benchAllow(b, h)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 )
 
 // step offers n requests of site at time at and checks how many were
@@ -127,7 +127,7 @@ func TestLocalContract(t *testing.T) {
 }
 
 func TestRedisContract(t *testing.T) {
-	srv := devdb.NewTestRedis(t)
+	srv := devdbtest.NewRedis(t)
 	runContract(t, func(t *testing.T) Limiter {
 		h := mustRedis(t, srv.URL, RedisOptions{Timeout: 2 * time.Second}, probeInterval)
 		t.Cleanup(func() {

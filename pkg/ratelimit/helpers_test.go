@@ -12,9 +12,10 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(devdb.RunTests(m)) }
+func TestMain(m *testing.M) { os.Exit(devdbtest.RunTests(m)) }
 
 // t0 is the middle of a window: 30 s before the minute's end.
 var t0 = time.Date(2030, 1, 2, 3, 4, 30, 0, time.UTC)

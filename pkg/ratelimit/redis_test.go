@@ -12,14 +12,14 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 )
 
 // fastProbe makes the tests' probes quick; production probes every second.
 const fastProbe = 20 * time.Millisecond
 
 func TestRedisTwoEdgesShareTheCountExactly(t *testing.T) {
-	srv := devdb.NewTestRedis(t)
+	srv := devdbtest.NewRedis(t)
 	for _, tc := range []struct {
 		name  string
 		limit int
@@ -59,7 +59,7 @@ func TestRedisTwoEdgesShareTheCountExactly(t *testing.T) {
 // one warning and one count in ratelimit_fallback_total however many
 // requests and probes follow.
 func TestRedisKilledFallsBackOnce(t *testing.T) {
-	srv := devdb.NewTestRedis(t)
+	srv := devdbtest.NewRedis(t)
 	h := mustRedis(t, srv.URL, RedisOptions{Timeout: time.Second, ExpectedEdges: 3}, fastProbe)
 	ctx := context.Background()
 	for i := range 5 {
@@ -153,7 +153,7 @@ return 1`)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := devdb.NewTestRedis(t)
+			srv := devdbtest.NewRedis(t)
 			admin := mustAdmin(t, srv)
 			// A timeout well above a loaded machine's latency, a stall well
 			// above the timeout.
@@ -222,7 +222,7 @@ func TestRedisUnreachableAtStart(t *testing.T) {
 }
 
 func TestRedisAllowAfterClose(t *testing.T) {
-	srv := devdb.NewTestRedis(t)
+	srv := devdbtest.NewRedis(t)
 	h := mustRedis(t, srv.URL, RedisOptions{}, fastProbe)
 	h.Close()
 	h.Close()
@@ -235,7 +235,7 @@ func TestRedisAllowAfterClose(t *testing.T) {
 }
 
 func TestRedisCallerContextDone(t *testing.T) {
-	srv := devdb.NewTestRedis(t)
+	srv := devdbtest.NewRedis(t)
 	h := mustRedis(t, srv.URL, RedisOptions{}, fastProbe)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -248,7 +248,7 @@ func TestRedisCallerContextDone(t *testing.T) {
 }
 
 func TestRedisKeys(t *testing.T) {
-	srv := devdb.NewTestRedis(t)
+	srv := devdbtest.NewRedis(t)
 	admin := mustAdmin(t, srv)
 	h := mustRedis(t, srv.URL, RedisOptions{Timeout: time.Second}, fastProbe)
 	ctx := context.Background()
@@ -327,7 +327,7 @@ func closedPort(tb testing.TB) string {
 // locally, but the limiter stays on Redis until slowCallsToFallback calls
 // in a row are slow.
 func TestRedisOneSlowCallDoesNotFallBack(t *testing.T) {
-	srv := devdb.NewTestRedis(t)
+	srv := devdbtest.NewRedis(t)
 	admin := mustAdmin(t, srv)
 	h := mustRedis(t, srv.URL, RedisOptions{Timeout: 100 * time.Millisecond}, fastProbe)
 	ctx := context.Background()

@@ -1,6 +1,6 @@
 // Package storetest gives tests a migrated database of their own on the test
-// binary's throwaway cluster (pkg/devdb). Packages using it call
-// devdb.RunTests from TestMain.
+// binary's throwaway cluster (pkg/devdb/devdbtest). Packages using it call
+// devdbtest.RunTests from TestMain.
 package storetest
 
 import (
@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/listgate/listgate/origin/store"
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 )
 
-var migrated = &devdb.Template{
+var migrated = &devdbtest.Template{
 	Name: "listgate_migrated",
 	Prepare: func(ctx context.Context, url string) error {
 		db, err := store.Open(ctx, url, store.Options{MaxConns: 2})
@@ -28,7 +28,7 @@ var migrated = &devdb.Template{
 // dropped when the test ends.
 func URL(tb testing.TB) string {
 	tb.Helper()
-	return devdb.NewTestDatabase(tb, migrated)
+	return devdbtest.NewDatabase(tb, migrated)
 }
 
 // NewDB opens a new, migrated database for the test; it is closed and

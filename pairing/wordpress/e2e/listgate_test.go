@@ -17,8 +17,9 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 	"github.com/listgate/listgate/pkg/devproc"
+	"github.com/listgate/listgate/pkg/devproc/devproctest"
 	"github.com/listgate/listgate/pkg/model"
 )
 
@@ -42,7 +43,7 @@ type listgate struct {
 // and starts the origin and then the edge on loopback.
 func startListgate(t *testing.T) *listgate {
 	t.Helper()
-	l := &listgate{dbURL: devdb.NewTestDatabase(t, nil)}
+	l := &listgate{dbURL: devdbtest.NewDatabase(t, nil)}
 	l.cli(t, nil, "migrate")
 	var demo struct {
 		Site    struct{ ID string }
@@ -62,10 +63,10 @@ func startListgate(t *testing.T) *listgate {
 	edgeAddr := ln.Addr().String()
 	ln.Close()
 	l.edgeURL = "http://" + edgeAddr
-	l.origin = devproc.StartTB(t, "origin", bins.Origin, devproc.Options{Args: []string{"serve"}, Env: []string{"LISTGATE_DATABASE_URL=" + l.dbURL,
+	l.origin = devproctest.Start(t, "origin", bins.Origin, devproc.Options{Args: []string{"serve"}, Env: []string{"LISTGATE_DATABASE_URL=" + l.dbURL,
 		"LISTGATE_INTERNAL_TOKEN=" + internalToken, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0",
 		"LISTGATE_PUBLIC_URL=" + l.edgeURL}})
-	l.edge = devproc.StartTB(t, "edge", bins.Edge, devproc.Options{Env: []string{"LISTGATE_INTERNAL_TOKEN=" + internalToken,
+	l.edge = devproctest.Start(t, "edge", bins.Edge, devproc.Options{Env: []string{"LISTGATE_INTERNAL_TOKEN=" + internalToken,
 		"LISTGATE_EDGE_ADDR=" + edgeAddr, "LISTGATE_ORIGIN_URL=" + l.origin.URL()}})
 	return l
 }

@@ -5,22 +5,22 @@ import (
 	"os"
 	"testing"
 
-	"github.com/listgate/listgate/pkg/devdb"
-	"github.com/listgate/listgate/pkg/devproc"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
+	"github.com/listgate/listgate/pkg/devproc/devproctest"
 )
 
 // bins are the origin and edge binaries TestMain builds.
-var bins *devproc.Binaries
+var bins *devproctest.Binaries
 
 // TestMain builds the origin and edge, runs the tests, and stops the
 // throwaway Postgres they used.
 func TestMain(m *testing.M) {
 	var err error
-	if bins, err = devproc.BuildBinaries(); err != nil {
+	if bins, err = devproctest.BuildBinaries(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := devdb.RunTests(m)
+	code := devdbtest.RunTests(m)
 	bins.Remove()
 	os.Exit(code)
 }
