@@ -20,11 +20,11 @@ import (
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/apikey"
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 	"github.com/listgate/listgate/pkg/model"
 )
 
-func TestMain(m *testing.M) { os.Exit(devdb.RunTests(m)) }
+func TestMain(m *testing.M) { os.Exit(devdbtest.RunTests(m)) }
 
 const token = "0123456789abcdef0123456789abcdef-events"
 

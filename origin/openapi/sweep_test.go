@@ -22,12 +22,12 @@ import (
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/origin/upload"
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 	"github.com/listgate/listgate/pkg/model"
 	"github.com/listgate/listgate/pkg/reaxml/reaxmlgen"
 )
 
-func TestMain(m *testing.M) { os.Exit(devdb.RunTests(m)) }
+func TestMain(m *testing.M) { os.Exit(devdbtest.RunTests(m)) }
 
 const internalToken = "0123456789abcdef0123456789abcdef-openapi"
 

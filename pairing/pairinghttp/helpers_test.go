@@ -21,11 +21,11 @@ import (
 	"github.com/listgate/listgate/pairing"
 	"github.com/listgate/listgate/pairing/pairinghttp"
 	"github.com/listgate/listgate/pkg/apikey"
-	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 	"github.com/listgate/listgate/pkg/model"
 )
 
-func TestMain(m *testing.M) { os.Exit(devdb.RunTests(m)) }
+func TestMain(m *testing.M) { os.Exit(devdbtest.RunTests(m)) }
 
 const (
 	internalToken = "0123456789abcdef0123456789abcdef-pairing"
