@@ -1,4 +1,4 @@
-package devdb
+package devdb_test
 
 import (
 	"context"
@@ -8,52 +8,31 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(RunTests(m)) }
-
-func TestPostgresDatabasesAreSeparate(t *testing.T) {
-	tmpl := &Template{Name: "tmpl_devdb", Prepare: func(ctx context.Context, url string) error {
-		return execSQL(ctx, url, "CREATE TABLE marker (v int); INSERT INTO marker VALUES (42)")
-	}}
-	a := NewTestDatabase(t, tmpl)
-	b := NewTestDatabase(t, tmpl)
-	if a == b {
-		t.Fatalf("two tests got the same database %s", a)
+// execSQL runs sql on a new connection to url.
+func execSQL(ctx context.Context, url, sql string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
 	}
-	ctx := context.Background()
-	if err := execSQL(ctx, a, "INSERT INTO marker VALUES (7)"); err != nil {
-		t.Fatal(err)
-	}
-	for url, want := range map[string]int{a: 2, b: 1} {
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var n int
-		if err := conn.QueryRow(ctx, "SELECT count(*) FROM marker").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		conn.Close(ctx)
-		if n != want {
-			t.Errorf("%s: %d rows, want %d", url, n, want)
-		}
-	}
-	empty := NewTestDatabase(t, nil)
-	if err := execSQL(ctx, empty, "SELECT 1 FROM marker"); err == nil {
-		t.Error("an empty database has the template's table")
-	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
 }
 
 func TestClusterCloseRemovesDirectory(t *testing.T) {
-	pg := NewTestCluster(t)
-	if _, err := os.Stat(pg.dir); err != nil {
+	pg := devdbtest.NewCluster(t)
+	if _, err := os.Stat(devdb.PostgresDir(pg)); err != nil {
 		t.Fatal(err)
 	}
 	if err := pg.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(pg.dir); !os.IsNotExist(err) {
+	if _, err := os.Stat(devdb.PostgresDir(pg)); !os.IsNotExist(err) {
 		t.Errorf("data directory still there after Close: %v", err)
 	}
 	if err := execSQL(context.Background(), pg.URL, "SELECT 1"); err == nil {
@@ -62,31 +41,31 @@ func TestClusterCloseRemovesDirectory(t *testing.T) {
 }
 
 func TestMissingBinaryNamesPackage(t *testing.T) {
-	_, err := StartPostgres(context.Background(), PostgresOptions{BinDir: t.TempDir()})
-	if err == nil || !errors.Is(err, ErrMissingBinary) {
-		t.Fatalf("err = %v, want ErrMissingBinary", err)
+	_, err := devdb.StartPostgres(context.Background(), devdb.PostgresOptions{BinDir: t.TempDir()})
+	if err == nil || !errors.Is(err, devdb.ErrMissingBinary) {
+		t.Fatalf("err = %v, want devdb.ErrMissingBinary", err)
 	}
 	t.Setenv("PATH", t.TempDir())
-	_, err = StartRedis(context.Background())
-	if err == nil || !errors.Is(err, ErrMissingBinary) || !strings.Contains(err.Error(), "apt-get install redis-server") {
+	_, err = devdb.StartRedis(context.Background())
+	if err == nil || !errors.Is(err, devdb.ErrMissingBinary) || !strings.Contains(err.Error(), "apt-get install redis-server") {
 		t.Fatalf("err = %v, want a missing redis-server error naming the package", err)
 	}
 }
 
 func TestRedisAnswersKillAndRestart(t *testing.T) {
-	r := NewTestRedis(t)
+	r := devdbtest.NewRedis(t)
 	ctx := context.Background()
-	if err := r.ping(ctx); err != nil {
+	if err := devdb.Ping(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	r.Kill()
-	if err := r.ping(ctx); err == nil {
+	if err := devdb.Ping(ctx, r); err == nil {
 		t.Fatal("redis still answers after Kill")
 	}
 	if err := r.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.ping(ctx); err != nil {
+	if err := devdb.Ping(ctx, r); err != nil {
 		t.Fatalf("no answer after Restart on %s: %v", r.Addr, err)
 	}
 	if err := r.Restart(ctx); err == nil {
@@ -95,7 +74,7 @@ func TestRedisAnswersKillAndRestart(t *testing.T) {
 }
 
 func TestPostgresStopAndRestartKeepData(t *testing.T) {
-	pg := NewTestCluster(t)
+	pg := devdbtest.NewCluster(t)
 	ctx := context.Background()
 	if err := execSQL(ctx, pg.URL, "CREATE TABLE kept (v int); INSERT INTO kept VALUES (42)"); err != nil {
 		t.Fatal(err)

@@ -2,9 +2,11 @@
 // the machine's own binaries, on a free loopback port in a temporary
 // directory, and removes them afterwards.
 //
-// `make run` uses it when LISTGATE_DATABASE_URL is unset, and every test that
-// needs a database or Redis uses it through [NewTestDatabase] and
-// [NewTestRedis]. It works as root (the server runs as the `postgres` user,
+// `origin dev` (`make run`) uses it when LISTGATE_DATABASE_URL is unset, and
+// every test that needs a database or Redis uses it through
+// [github.com/listgate/listgate/pkg/devdb/devdbtest], which holds the parts
+// that need the testing package (devdb must not import it: the origin binary
+// links devdb). It works as root (the server runs as the `postgres` user,
 // since initdb refuses root) and as a normal user. When the binaries are
 // missing, the error names the Debian package to install.
 package devdb

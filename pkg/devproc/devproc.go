@@ -1,7 +1,10 @@
 // Package devproc runs Listgate's own binaries (origin, edge) as child
 // processes, for `make run`, the end-to-end tests and the benchmarks: it
 // starts one, waits until its JSON log says it is listening and on which
-// address, keeps its log, and stops it.
+// address, keeps its log, and stops it. Tests use it through
+// [github.com/listgate/listgate/pkg/devproc/devproctest], which holds the
+// parts that need the testing package (devproc must not import it: the
+// origin binary links devproc to start the edge in `origin dev`).
 package devproc
 
 import (
