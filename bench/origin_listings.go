@@ -90,7 +90,8 @@ func benchOriginListings(args []string) error {
 		}
 	}
 	const token = "bench-internal-token-0123456789abcdef"
-	srv := api.New(api.Config{DB: db, InternalToken: token, Log: slog.New(slog.DiscardHandler),
+	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		InternalToken: token, Log: slog.New(slog.DiscardHandler),
 		Mounts: []api.Mounter{listings.New(listings.Config{DB: db})}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -49,7 +49,8 @@ func newPairingOrigin(tb testing.TB, dbURL string) *pairingOrigin {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := api.New(api.Config{DB: db, Log: slog.New(slog.DiscardHandler), InternalToken: testToken, Mounts: []api.Mounter{ph}})
+	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		Log: slog.New(slog.DiscardHandler), InternalToken: testToken, Mounts: []api.Mounter{ph}})
 	o.h = contract.Wrap(tb, srv.Handler())
 	return o
 }

@@ -87,7 +87,8 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 	if err != nil {
 		return err
 	}
-	srv := api.New(api.Config{DB: db, Log: log, InternalToken: cfg.InternalToken,
+	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		Log: log, InternalToken: cfg.InternalToken,
 		Mounts: []api.Mounter{hub, introspect.New(introspect.Config{DB: db}), feeds, listings.New(listings.Config{DB: db, CacheControl: listings.CacheControl{Listings: cfg.CacheControlListings, Stats: cfg.CacheControlStats}}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow}), pairings, dash, usagereport.New(usagereport.Config{DB: db}), openapi.New()}})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

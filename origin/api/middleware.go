@@ -240,16 +240,14 @@ func (s *Server) identify(next http.Handler) http.Handler {
 	})
 }
 
-// metrics writes the Prometheus text exposition, process metrics included.
+// metrics writes the Prometheus text exposition, process metrics included,
+// then Config.Metrics'.
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	metrics.WritePrometheus(w, true)
-	if s.db != nil {
-		st := s.db.Pool.Stat()
-		fmt.Fprintf(w, "origin_db_pool_acquired_conns %d\n", st.AcquiredConns())
-		fmt.Fprintf(w, "origin_db_pool_idle_conns %d\n", st.IdleConns())
-		fmt.Fprintf(w, "origin_db_pool_max_conns %d\n", st.MaxConns())
+	if s.moreMetrics != nil {
+		s.moreMetrics(w)
 	}
 	return nil
 }

@@ -7,20 +7,22 @@ package api
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/apierror"
 )
 
 // Server serves the origin's HTTP API. Build it with New; its fields are
 // read-only afterwards. Safe for concurrent use.
 type Server struct {
-	db            *store.DB
+	ready         func(context.Context) error
+	unavailable   func(error) bool
+	moreMetrics   func(io.Writer)
 	log           *slog.Logger
 	internalToken string
 	routes        map[string]*route
@@ -28,9 +30,24 @@ type Server struct {
 	handler       http.Handler
 }
 
-// Config holds what New needs.
+// Config holds what New needs. The server knows nothing of the database:
+// whoever builds it says what readiness is and which errors mean that the
+// service is unavailable (for the origin, store.DB's Ping and
+// store.IsUnavailable).
 type Config struct {
-	DB *store.DB
+	// Ready reports whether the service can answer requests: GET /readyz
+	// is 200 when it returns nil within two seconds, 503 otherwise. Nil:
+	// always ready.
+	Ready func(context.Context) error
+	// Unavailable reports whether an error a handler returned means that
+	// something the service needs could not be reached: such an error
+	// (one that is not an *apierror.Error) is answered 503
+	// SERVICE_UNAVAILABLE with Retry-After: 2 instead of 500. It must be
+	// safe for concurrent use. Nil: no error is.
+	Unavailable func(error) bool
+	// Metrics writes more Prometheus text lines after the process's on
+	// GET /metrics (the database pool's gauges, say). Nil: none.
+	Metrics func(io.Writer)
 	// Log receives one line per request and every internal error. Nil:
 	// slog.Default().
 	Log *slog.Logger
@@ -50,8 +67,8 @@ type Mounter interface {
 
 // New builds the server and its route table.
 func New(cfg Config) *Server {
-	s := &Server{db: cfg.DB, log: cfg.Log, internalToken: cfg.InternalToken,
-		routes: map[string]*route{}, mux: http.NewServeMux()}
+	s := &Server{ready: cfg.Ready, unavailable: cfg.Unavailable, moreMetrics: cfg.Metrics, log: cfg.Log,
+		internalToken: cfg.InternalToken, routes: map[string]*route{}, mux: http.NewServeMux()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -150,8 +167,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		return
 	}
-	if _, ok := errors.AsType[*apierror.Error](err); !ok && store.IsUnavailable(err) {
-		// The database could not be reached: the client may retry.
+	if _, ok := errors.AsType[*apierror.Error](err); !ok && s.unavailable != nil && s.unavailable(err) {
+		// The database (say) could not be reached: the client may retry.
 		err = apierror.Unavailable(2, err)
 	}
 	e := apierror.WriteHTTP(w, RequestID(r.Context()), err)
@@ -177,13 +194,15 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	return WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz answers 200 when the database answers within two seconds, 503
+// readyz answers 200 when Config.Ready says ready within two seconds, 503
 // otherwise.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if err := s.db.Ping(ctx); err != nil {
-		return apierror.Unavailable(1, err)
+	if s.ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.ready(ctx); err != nil {
+			return apierror.Unavailable(1, err)
+		}
 	}
 	return WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }

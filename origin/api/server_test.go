@@ -2,6 +2,8 @@ package api
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,7 +14,9 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
+	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 )
@@ -24,10 +28,19 @@ const token = "0123456789abcdef0123456789abcdef-test"
 // newTestServer returns a server on a fresh migrated database, and its log.
 func newTestServer(tb testing.TB) (*Server, *bytes.Buffer) {
 	tb.Helper()
+	s, _, logs := newTestServerDB(tb)
+	return s, logs
+}
+
+// newTestServerDB is newTestServer that returns the database too, built as
+// the origin builds it.
+func newTestServerDB(tb testing.TB) (*Server, *store.DB, *bytes.Buffer) {
+	tb.Helper()
 	var logs bytes.Buffer
-	s := New(Config{DB: storetest.NewDB(tb), InternalToken: token,
-		Log: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	return s, &logs
+	db := storetest.NewDB(tb)
+	s := New(Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		InternalToken: token, Log: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	return s, db, &logs
 }
 
 type envelope struct {
@@ -162,11 +175,11 @@ func TestPanicBecomes500(t *testing.T) {
 }
 
 func TestReadyzFollowsDatabase(t *testing.T) {
-	s, _ := newTestServer(t)
+	s, db, _ := newTestServerDB(t)
 	if resp, body := do(t, s.Handler(), "GET", "/readyz", nil); resp.StatusCode != 200 {
 		t.Fatalf("readyz %d %s", resp.StatusCode, body)
 	}
-	s.db.Close()
+	db.Close()
 	resp, body := do(t, s.Handler(), "GET", "/readyz", nil)
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "SERVICE_UNAVAILABLE") {
 		t.Fatalf("readyz with the database closed: %d %s", resp.StatusCode, body)
@@ -185,5 +198,37 @@ func TestMetricsCountRequests(t *testing.T) {
 		if !bytes.Contains(body, []byte(want)) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+}
+
+// Errors Config.Unavailable recognises are 503 with Retry-After; others
+// stay 500, and an *apierror.Error is answered as it says. Without Ready
+// and Unavailable the server is always ready and every other error is 500.
+func TestUnavailableIsTheBuildersChoice(t *testing.T) {
+	errDown := errors.New("backend down")
+	for name, tc := range map[string]struct {
+		cfg    Config
+		err    error
+		status int
+	}{
+		"recognised":          {Config{Unavailable: func(err error) bool { return errors.Is(err, errDown) }}, fmt.Errorf("query: %w", errDown), 503},
+		"not recognised":      {Config{Unavailable: func(err error) bool { return false }}, fmt.Errorf("query: %w", errDown), 500},
+		"api error kept":      {Config{Unavailable: func(error) bool { return true }}, apierror.NotFound("no such lead"), 404},
+		"no classifier":       {Config{}, fmt.Errorf("query: %w", errDown), 500},
+		"recognised, wrapped": {Config{Unavailable: func(err error) bool { return errors.Is(err, errDown) }}, fmt.Errorf("a: %w", fmt.Errorf("b: %w", errDown)), 503},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tc.cfg.Log = slog.New(slog.DiscardHandler)
+			s := New(tc.cfg)
+			s.handle("GET /v1/fail", func(w http.ResponseWriter, r *http.Request) error { return tc.err })
+			resp, body := do(t, s.Handler(), "GET", "/v1/fail", nil)
+			if resp.StatusCode != tc.status || (tc.status == 503) != (resp.Header.Get("Retry-After") == "2") {
+				t.Errorf("%d Retry-After %q %s; want %d", resp.StatusCode, resp.Header.Get("Retry-After"), body, tc.status)
+			}
+		})
+	}
+	resp, body := do(t, New(Config{Log: slog.New(slog.DiscardHandler)}).Handler(), "GET", "/readyz", nil)
+	if resp.StatusCode != 200 {
+		t.Errorf("readyz without Ready: %d %s", resp.StatusCode, body)
 	}
 }

@@ -71,7 +71,8 @@ func newFixture(tb testing.TB) *fixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f.srv = httptest.NewServer(api.New(api.Config{DB: db, Log: quiet, InternalToken: internalToken,
+	f.srv = httptest.NewServer(api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		Log: quiet, InternalToken: internalToken,
 		Mounts: []api.Mounter{ph, dash}}).Handler())
 	tb.Cleanup(f.srv.Close)
 	return f

@@ -59,7 +59,8 @@ func newTwoOrigins(tb testing.TB) *twoOrigins {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		srv := httptest.NewServer(api.New(api.Config{DB: db, Log: quiet, InternalToken: internalToken,
+		srv := httptest.NewServer(api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+			Log: quiet, InternalToken: internalToken,
 			Mounts: []api.Mounter{dash}}).Handler())
 		tb.Cleanup(srv.Close)
 		o.urls[i] = srv.URL

@@ -60,7 +60,8 @@ func newOrigin(tb testing.TB, url string, cfg Config, tune ...func(*Hub, *httpte
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := api.New(api.Config{DB: db, Log: cfg.Log, InternalToken: token, Mounts: []api.Mounter{o.hub}})
+	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		Log: cfg.Log, InternalToken: token, Mounts: []api.Mounter{o.hub}})
 	o.srv = httptest.NewUnstartedServer(srv.Handler())
 	for _, f := range tune {
 		f(o.hub, o.srv)

@@ -16,6 +16,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/listgate/listgate/origin/api"
+	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/internalapi"
@@ -25,7 +26,8 @@ import (
 func TestStreamRequests(t *testing.T) {
 	o := newTestOrigin(t, fast())
 	// An origin that holds another token refuses this one.
-	bare := api.New(api.Config{DB: o.db, InternalToken: "another-origin-token-0123456789abcdef", Log: slog.New(slog.DiscardHandler),
+	bare := api.New(api.Config{Ready: o.db.Ping, Unavailable: store.IsUnavailable, Metrics: o.db.WritePoolMetrics,
+		InternalToken: "another-origin-token-0123456789abcdef", Log: slog.New(slog.DiscardHandler),
 		Mounts: []api.Mounter{o.hub}}).Handler()
 	for name, tc := range map[string]struct {
 		h      http.Handler

@@ -35,7 +35,8 @@ type env struct {
 func newEnv(tb testing.TB) *env {
 	tb.Helper()
 	db := storetest.NewDB(tb)
-	srv := api.New(api.Config{DB: db, InternalToken: token, Log: slog.New(slog.DiscardHandler),
+	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		InternalToken: token, Log: slog.New(slog.DiscardHandler),
 		Mounts: []api.Mounter{New(Config{DB: db})}})
 	return &env{db: db, h: srv.Handler()}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/leads"
+	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
 )
 
@@ -20,7 +21,8 @@ func BenchmarkSubmitLead(b *testing.B) {
 	f := &fixture{db: db}
 	f.site, f.keyID = mustSiteAndKey(b, db)
 	log := slog.New(slog.DiscardHandler)
-	f.handler = api.New(api.Config{DB: db, Log: log, InternalToken: internalToken,
+	f.handler = api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		Log: log, InternalToken: internalToken,
 		Mounts: []api.Mounter{leads.New(leads.Config{DB: db, Log: log})}}).Handler()
 	var n atomic.Int64
 	b.SetParallelism(8)

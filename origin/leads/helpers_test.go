@@ -63,7 +63,8 @@ func mustHandler(tb testing.TB, db *store.DB, cfg leads.Config) http.Handler {
 	if cfg.Log == nil {
 		cfg.Log = log
 	}
-	return contract.Wrap(tb, api.New(api.Config{DB: db, Log: log, InternalToken: internalToken,
+	return contract.Wrap(tb, api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		Log: log, InternalToken: internalToken,
 		Mounts: []api.Mounter{leads.New(cfg)}}).Handler())
 }
 

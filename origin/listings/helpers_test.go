@@ -52,7 +52,8 @@ func newEnvOn(tb testing.TB, db *store.DB) *testEnv {
 			tb.Logf("server log:\n%s", logs.String())
 		}
 	})
-	srv := api.New(api.Config{DB: db, InternalToken: token, Log: slog.New(slog.NewJSONHandler(&logs, nil)),
+	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		InternalToken: token, Log: slog.New(slog.NewJSONHandler(&logs, nil)),
 		Mounts: []api.Mounter{New(Config{DB: db})}})
 	return &testEnv{db: db, h: contract.Wrap(tb, srv.Handler()), site: s.ID}
 }

@@ -58,8 +58,9 @@ func newOrigin(tb testing.TB) *origin {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := api.New(api.Config{DB: db, Log: log, InternalToken: internalToken, Mounts: []api.Mounter{
-		listings.New(listings.Config{DB: db}), leads.New(leads.Config{DB: db, Log: log}), feeds, openapi.New()}})
+	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		Log: log, InternalToken: internalToken, Mounts: []api.Mounter{listings.New(listings.Config{DB: db}),
+			leads.New(leads.Config{DB: db, Log: log}), feeds, openapi.New()}})
 	return &origin{db: db, h: contract.Wrap(tb, srv.Handler()), site: site.ID}
 }
 

@@ -93,6 +93,16 @@ func (db *DB) Ping(ctx context.Context) error {
 	return nil
 }
 
+// WritePoolMetrics writes the pool's gauges in the Prometheus text format:
+// origin_db_pool_acquired_conns, origin_db_pool_idle_conns and
+// origin_db_pool_max_conns (api.Config.Metrics).
+func (db *DB) WritePoolMetrics(w io.Writer) {
+	st := db.Pool.Stat()
+	fmt.Fprintf(w, "origin_db_pool_acquired_conns %d\n", st.AcquiredConns())
+	fmt.Fprintf(w, "origin_db_pool_idle_conns %d\n", st.IdleConns())
+	fmt.Fprintf(w, "origin_db_pool_max_conns %d\n", st.MaxConns())
+}
+
 // Close closes every connection of the pool, waiting for connections in
 // use to be released, and then gives up the liveness lock, if any.
 func (db *DB) Close() {

@@ -105,7 +105,8 @@ func newHarnessOn(tb testing.TB, db *store.DB, tune func(*Config)) *harness {
 		tb.Fatal(err)
 	}
 	h.svc = svc
-	h.handler = contract.Wrap(tb, api.New(api.Config{DB: db, Log: log, Mounts: []api.Mounter{svc}}).Handler())
+	h.handler = contract.Wrap(tb, api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		Log: log, Mounts: []api.Mounter{svc}}).Handler())
 	srv := httptest.NewServer(h.handler)
 	tb.Cleanup(srv.Close)
 	h.url = srv.URL

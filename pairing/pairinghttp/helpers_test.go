@@ -102,7 +102,8 @@ func newEnv(tb testing.TB, tune ...func(*pairing.Config)) *env {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := api.New(api.Config{DB: db, Log: log, InternalToken: internalToken, Mounts: []api.Mounter{ph}})
+	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		Log: log, InternalToken: internalToken, Mounts: []api.Mounter{ph}})
 	e := &env{db: db, svc: svc, clock: c, h: contract.Wrap(tb, srv.Handler()), site: site.ID, logs: logs}
 	tb.Cleanup(func() {
 		if tb.Failed() {

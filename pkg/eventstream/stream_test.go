@@ -50,7 +50,8 @@ func newOrigin(tb testing.TB) *origin {
 		tb.Fatal(err)
 	}
 	o := &origin{db: db, hub: hub}
-	h := api.New(api.Config{DB: db, Log: log, InternalToken: token, Mounts: []api.Mounter{hub}}).Handler()
+	h := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		Log: log, InternalToken: token, Mounts: []api.Mounter{hub}}).Handler()
 	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
 		o.resumes = append(o.resumes, r.Header.Get("Last-Event-ID"))

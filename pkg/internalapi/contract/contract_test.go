@@ -47,9 +47,10 @@ func TestEdgeAndOriginAgree(t *testing.T) {
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go hub.Run(hctx)
-	srv := httptest.NewServer(api.New(api.Config{DB: db, Log: log, InternalToken: token, Mounts: []api.Mounter{
-		introspect.New(introspect.Config{DB: db, TTL: 7 * time.Second}), originusage.New(originusage.Config{DB: db}), hub,
-	}}).Handler())
+	srv := httptest.NewServer(api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable,
+		Metrics: db.WritePoolMetrics, Log: log, InternalToken: token, Mounts: []api.Mounter{
+			introspect.New(introspect.Config{DB: db, TTL: 7 * time.Second}), originusage.New(originusage.Config{DB: db}), hub,
+		}}).Handler())
 	defer srv.Close()
 	origins, err := upstream.New(upstream.Options{URLs: []string{srv.URL}, InternalToken: token, Log: log})
 	if err != nil {
