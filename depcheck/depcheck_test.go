@@ -146,25 +146,21 @@ func TestEdgeLinksNoOriginOrPostgres(t *testing.T) {
 
 func TestPairingLibrariesLinkNoPostgres(t *testing.T) {
 	g := mustList(t, module+"/pairing/...")
-	var waiting []string
 	for _, root := range g.roots {
 		for _, chain := range g.chains(root, usesPostgres) {
-			// Known until pairinghttp stops importing origin/api (issue 19):
-			// skipped, not failed, so that any other route to pgx still fails.
-			if strings.HasPrefix(chain, "pairing/pairinghttp → origin/api → ") {
-				waiting = append(waiting, chain)
-				continue
-			}
 			t.Errorf("%s links pgx: %s", short(root), chain)
 		}
 	}
-	if len(waiting) > 0 {
-		msg := "waits for the pairinghttp inversion (issue 19): " + strings.Join(waiting, "; ")
-		if t.Failed() {
-			t.Log(msg)
-			return
-		}
-		t.Skip(msg)
+}
+
+// The origin's HTTP core, which pairing/pairinghttp mounts on, is told how
+// to check readiness and classify errors by whoever builds it: it links
+// neither the store nor pgx.
+func TestHTTPCoreLinksNoStore(t *testing.T) {
+	g := mustList(t, module+"/origin/api")
+	banned := func(path string) bool { return usesPostgres(path) || under(path, module+"/origin/store") }
+	for _, chain := range g.chains(module+"/origin/api", banned) {
+		t.Errorf("origin/api links the store: %s", chain)
 	}
 }
 

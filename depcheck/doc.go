@@ -9,5 +9,6 @@
 //     as pkg/devdb/devdbtest), nor the browser and WordPress test drivers
 //     (pkg/devbrowser, pkg/devwp);
 //   - the edge links neither pgx nor any package under origin/;
-//   - the pairing libraries (./pairing/..., not their tests) do not link pgx.
+//   - the pairing libraries (./pairing/..., not their tests) do not link pgx;
+//   - the origin's HTTP core (origin/api) links neither pgx nor origin/store.
 package depcheck
