@@ -1,9 +1,11 @@
 // Package keycache is the edge's cache of API keys: SHA-256 of a key →
-// the key's id, site, scopes and the site's plan limit, held in ristretto
-// and filled by asking the origin (introspection) on a miss. Concurrent
-// misses for one key make one origin call; unknown and revoked keys are
-// cached briefly as negative entries; every entry expires after a TTL, and
-// the origin's event stream revokes keys and changes plan limits sooner.
+// the key's id, site, scopes and the site's plan limit and browser origins,
+// held in ristretto and filled by asking the origin (introspection) on a
+// miss; and of each site's plan limit and origins, which preflights read.
+// Concurrent misses for one key make one origin call; unknown and revoked
+// keys are cached briefly as negative entries; every entry expires after
+// the origin's TTL, and the origin's event stream revokes keys and changes
+// plans and origins sooner.
 package keycache
 
 import (

@@ -1,6 +1,8 @@
-// Package upstream is how the edge connects to the origin: every
-// fasthttp.HostClient the edge points at the origin is set up here, so that
-// a restarted origin costs no request. A pooled connection the origin has
+// Package upstream is how the edge connects to its origins: Origins is the
+// edge's one client to them (balanced, health-checked, with the internal
+// token), used for forwarding, cache fills, introspection, usage reports
+// and the event stream's address, so that a restarted origin costs no
+// request. A pooled connection the origin has
 // closed (a deploy, a restart) is found before a request is written to it,
 // and the request goes out again on a fresh connection; a request that
 // failed after it was written is sent again only when that is safe (an

@@ -1,5 +1,7 @@
 // Package store is the origin's Postgres adapter: the connection pool, the
-// embedded schema migrations and the queries for sites and API keys. It
+// embedded schema migrations, the process's liveness lock, and the SQL of
+// every table but those of origin/listings, origin/ingest and origin/events
+// (docs/architecture.md, "Where SQL lives"), sorted by table. It
 // returns *apierror.Error for conditions a client can cause (not found,
 // invalid input) and wrapped errors for everything else.
 package store

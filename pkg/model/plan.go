@@ -1,6 +1,6 @@
 // Package model holds the wire types and small value types that the origin,
-// the edge and the Go client share: plans, sites, keys as introspected, and
-// the JSON shapes of API responses. It imports no adapter (no fasthttp, no
+// the edge and the Go client share: plans, sites, and the JSON shapes of
+// API responses (the internal API's are in pkg/internalapi). It imports no adapter (no fasthttp, no
 // pgx).
 package model
 
