@@ -48,7 +48,7 @@ func TestEdgeResponseCache(t *testing.T) {
 	if !bytes.Equal(miss.body, hit.body) || miss.header.Get("ETag") == "" || hit.header.Get("ETag") != miss.header.Get("ETag") {
 		t.Fatal("hit differs from the miss")
 	}
-	if hit.header.Get("Vary") != "Accept-Encoding" || hit.header.Get("X-RateLimit-Limit") != "" {
+	if hit.header.Get("Vary") != "Accept-Encoding, Origin" || hit.header.Get("X-RateLimit-Limit") != "" {
 		t.Errorf("hit headers %v", hit.header)
 	}
 	notMod := do(t, "GET", url, nil, map[string]string{"Authorization": "Bearer " + key.Key, "If-None-Match": miss.header.Get("ETag")})
