@@ -182,8 +182,12 @@ func TestReconnectResumesWithoutDuplicates(t *testing.T) {
 	site := mustSite(t, o.db)
 	c := subscribe(t, eventstream.Options{URL: o.srv.URL + events.Path})
 	c.waitReset(t) // the first connection has no continuity
-	if !c.stream.Connected() {
-		t.Fatal("not Connected() after the first connection")
+	// The reset comes first, then the stream counts as connected (so that
+	// Connected means the caches were purged): wait for it.
+	for deadline := time.Now().Add(5 * time.Second); !c.stream.Connected(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("not Connected() after the first connection")
+		}
 	}
 
 	a := mustRevokedKey(t, o.db, site)
