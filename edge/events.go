@@ -22,6 +22,7 @@ func followEvents(ctx context.Context, origins *upstream.Origins, keys *keycache
 	return eventstream.Subscribe(ctx, eventstream.Options{
 		Next:          func() string { return origins.Pick().URL + internalapi.PathEvents },
 		InternalToken: origins.InternalToken(),
+		Wake:          origins.Back(),
 		Log:           log,
 		OnReset: func() {
 			keys.Purge()

@@ -48,11 +48,11 @@ type Options struct {
 // when it is replayable (Replayable). When no origin is healthy, every
 // origin is still tried: a stale health state costs no request.
 type Origins struct {
-	list   []*Origin
-	next   atomic.Uint64
-	opts   Options
-	log    *slog.Logger
-	checks sync.Once
+	list []*Origin
+	next atomic.Uint64
+	opts Options
+	log  *slog.Logger
+	back chan struct{}
 
 	retries *metrics.Counter
 }
@@ -97,7 +97,7 @@ func New(opts Options) (*Origins, error) {
 	if opts.HealthInterval <= 0 {
 		opts.HealthInterval = time.Second
 	}
-	o := &Origins{opts: opts, log: opts.Log,
+	o := &Origins{opts: opts, log: opts.Log, back: make(chan struct{}, 1),
 		retries: metrics.GetOrCreateCounter(`edge_origin_retries_total`)}
 	if o.log == nil {
 		o.log = slog.Default()
@@ -315,8 +315,17 @@ func (o *Origins) check(or *Origin) {
 	if !or.up.Swap(true) {
 		or.gauge.Set(1)
 		o.log.Info("origin back", "origin", or.URL)
+		select {
+		case o.back <- struct{}{}:
+		default:
+		}
 	}
 }
+
+// Back receives when an ejected origin answers its /readyz again (one
+// pending signal at most): the event stream waits on it to reconnect at
+// once instead of at the end of its back-off.
+func (o *Origins) Back() <-chan struct{} { return o.back }
 
 // NotSent reports whether a failed request never reached the origin: the
 // connection could not be made, or a pooled one was found closed before

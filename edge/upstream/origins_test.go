@@ -176,10 +176,20 @@ func TestOriginsReadyzEjects(t *testing.T) {
 	if _, err := send(p, "GET", ""); err != nil {
 		t.Errorf("no origin up: the request was not tried: %v", err)
 	}
+	select {
+	case <-p.Back():
+		t.Error("Back signalled before any origin came back")
+	default:
+	}
 	a.ready.Store(200)
 	p.Check()
 	if !p.Ready() || !p.List()[0].Up() {
 		t.Error("not back after /readyz answered 200")
+	}
+	select {
+	case <-p.Back():
+	default:
+		t.Error("Back did not signal when an ejected origin came back")
 	}
 }
 

@@ -44,6 +44,10 @@ type Options struct {
 	// Next, if set, gives the address of each connection attempt instead
 	// of URL: with several origins, each attempt goes to a healthy one.
 	Next func() string
+	// Wake, if set, cuts a reconnection's back-off short when it receives:
+	// the edge sends on it when an origin answers its health check again,
+	// so that the stream does not sleep seconds past an outage.
+	Wake <-chan struct{}
 	// InternalToken is sent in X-Listgate-Internal-Token. Required.
 	InternalToken string
 	// HTTPClient makes the requests. Nil: a client with no overall timeout
@@ -190,7 +194,7 @@ func (s *Stream) run(ctx context.Context) {
 		metricDisconns.Inc()
 		s.opts.Log.Warn("event stream: disconnected, reconnecting", "err", err, "attempt", failures,
 			"last_event_id", s.LastEventID())
-		if !sleep(ctx, s.backoff(failures)) {
+		if !sleep(ctx, s.backoff(failures), s.opts.Wake) {
 			return
 		}
 	}
@@ -368,11 +372,13 @@ func (a *activityReader) Read(b []byte) (int, error) {
 }
 
 // sleep waits d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
+func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
+		return true
+	case <-wake:
 		return true
 	case <-ctx.Done():
 		return false
