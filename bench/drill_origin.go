@@ -173,7 +173,14 @@ func drillPostgresRestart(ctx context.Context, p drillParams) (map[string]any, s
 	default:
 	}
 
-	// The event stream after the restart: a revocation reaches the edge.
+	// The event stream after the restart: it reconnects by itself, and then
+	// a revocation reaches the edge. The revocation bound is for a connected
+	// stream; how long the reconnection took is reported beside it.
+	streamAt := time.Now()
+	if err := awaitStreamConnected(ctx, sys.edgeURLs()[0], 15*time.Second); err != nil {
+		return nil, "", err
+	}
+	streamWait := msSince(streamAt, time.Now())
 	revoked, err := revokeAndAwait(ctx, sys, d, 0, revKeyID, revKey, probe, 5*time.Second)
 	if err != nil {
 		return nil, "", err
@@ -190,18 +197,19 @@ func drillPostgresRestart(ctx context.Context, p drillParams) (map[string]any, s
 	}
 	bad := count5xx(ss, true)
 	data := map[string]any{
-		"stop_ms":                msSince(stopAt, stoppedAt),
-		"down_ms":                msSince(stopAt, backAt),
-		"postgres_start_ms":      msSince(restartAt, backAt),
-		"reads_while_down":       readsDown,
-		"writes_while_down":      writesDown,
-		"reads":                  statusCounts(ss, func(s sample) bool { return s.kind == "read" }),
-		"writes":                 statusCounts(ss, write),
-		"write_probes":           len(probes),
-		"five_xx_other_than_503": bad,
-		"transport_errors":       errorsByKind(ss, func(sample) bool { return true }),
-		"leads":                  lc,
-		"recovered":              recovered,
+		"stop_ms":                      msSince(stopAt, stoppedAt),
+		"down_ms":                      msSince(stopAt, backAt),
+		"postgres_start_ms":            msSince(restartAt, backAt),
+		"reads_while_down":             readsDown,
+		"writes_while_down":            writesDown,
+		"reads":                        statusCounts(ss, func(s sample) bool { return s.kind == "read" }),
+		"writes":                       statusCounts(ss, write),
+		"write_probes":                 len(probes),
+		"five_xx_other_than_503":       bad,
+		"transport_errors":             errorsByKind(ss, func(sample) bool { return true }),
+		"leads":                        lc,
+		"recovered":                    recovered,
+		"stream_wait_before_revoke_ms": streamWait,
 		"revocation_after_restart_ms": func() any {
 			if revoked < 0 {
 				return nil
@@ -244,4 +252,24 @@ func ratio(a, b int) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
+}
+
+// awaitStreamConnected waits until the edge's event stream is connected
+// (its listgate_eventstream_connected gauge), polling every 20 ms.
+func awaitStreamConnected(ctx context.Context, edgeURL string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		m, err := scrapeMetrics(ctx, edgeURL)
+		if err == nil && m.sum("listgate_eventstream_connected") >= 1 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the edge's event stream did not reconnect within %v (last scrape error: %v)", d, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
