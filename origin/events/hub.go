@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -223,17 +225,30 @@ func (h *Hub) dropLocked(s *subscriber, reason string) {
 	close(s.ch)
 }
 
-// publish fans evs (in id order, all above the position) out as one batch
-// and advances the position.
+// forEdges is the condition on an outbox row e that it is streamed: lead
+// events are the delivery workers' (origin/delivery), not the edges'.
+const forEdges = `e.type NOT LIKE 'lead.%'`
+
+// streamed reports whether an event of type typ goes to edges (forEdges).
+func streamed(typ string) bool { return !strings.HasPrefix(typ, "lead.") }
+
+// publish fans evs (in id order, all above the position) out as one batch,
+// lead events left out, and advances the position past them all.
 func (h *Hub) publish(evs []*event) {
 	if len(evs) == 0 {
 		return
 	}
+	send := evs
+	if slices.ContainsFunc(evs, func(e *event) bool { return !streamed(e.typ) }) {
+		send = slices.DeleteFunc(slices.Clone(evs), func(e *event) bool { return !streamed(e.typ) })
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.sendLocked(evs)
+	if len(send) > 0 {
+		h.sendLocked(send)
+	}
 	h.last = evs[len(evs)-1].id
-	metricPublished.Add(len(evs))
+	metricPublished.Add(len(send))
 }
 
 // publishReset tells every stream to reset at the current position.

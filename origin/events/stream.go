@@ -223,7 +223,7 @@ func (h *Hub) backlog(ctx context.Context, after, upTo int64) ([]*event, int64, 
 				return err
 			}
 			rows, _ := tx.Query(ctx, `SELECT e.id, e.type, `+dataExpr+` FROM events e
-				WHERE e.id > $1 AND e.id <= $2 ORDER BY e.id LIMIT $3`, after, upTo, backlogPage)
+				WHERE e.id > $1 AND e.id <= $2 AND `+forEdges+` ORDER BY e.id LIMIT $3`, after, upTo, backlogPage)
 			var err error
 			evs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*event, error) {
 				var id int64

@@ -205,9 +205,17 @@ func submitLead(ctx context.Context, tx pgx.Tx, nl NewLead) (LeadOutcome, error)
 	// The rows that follow from the outcome, in one round trip: its
 	// assignment (queued by createLead), the submission, the stored
 	// response of the Idempotency-Key.
-	b.Queue(`INSERT INTO lead_submissions (site_id, lead_id, key_id, duplicate, request_id, payload)
-		VALUES ($1, $2, $3, $4, $5, $6)`,
-		nl.SiteID, out.LeadID, nullString(nl.KeyID), out.Duplicate, nullString(nl.RequestID), string(nl.Payload))
+	// The submission and its event in the outbox (lead.created or
+	// lead.duplicate), which the outbox's trigger fans out into deliveries.
+	event := EventLeadCreated
+	if out.Duplicate {
+		event = EventLeadDuplicate
+	}
+	b.Queue(`WITH s AS (INSERT INTO lead_submissions (site_id, lead_id, key_id, duplicate, request_id, payload)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id)
+		INSERT INTO events (site_id, type, payload)
+		SELECT $1, $7, jsonb_build_object('lead_id', $2::bigint, 'submission_id', s.id) FROM s`,
+		nl.SiteID, out.LeadID, nullString(nl.KeyID), out.Duplicate, nullString(nl.RequestID), string(nl.Payload), event)
 	out.Response = rules.Response{LeadID: out.LeadID, Status: out.Status, Duplicate: out.Duplicate,
 		AssignedTo: out.AssignedTo}.Encode()
 	if nl.Idempotency != nil {

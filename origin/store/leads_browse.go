@@ -171,7 +171,16 @@ func (db *DB) SetLeadStatus(ctx context.Context, siteID string, leadID int64, st
 	if !ValidLeadStatus(status) {
 		return invalid("status", "must be one of "+strings.Join(LeadStatuses, ", "))
 	}
-	tag, err := db.Pool.Exec(ctx, `UPDATE leads SET status = $3, updated_at = now() WHERE site_id = $1 AND id = $2`,
+	// The change and its lead.updated event, in one statement: no event
+	// when the status is unchanged.
+	tag, err := db.Pool.Exec(ctx, `WITH old AS (SELECT status FROM leads WHERE site_id = $1 AND id = $2 FOR UPDATE),
+			u AS (UPDATE leads l SET status = $3, updated_at = now() FROM old
+				WHERE l.site_id = $1 AND l.id = $2 RETURNING old.status AS previous),
+			e AS (INSERT INTO events (site_id, type, payload)
+				SELECT $1, 'lead.updated', jsonb_build_object('lead_id', $2::bigint, 'previous_status', u.previous,
+					'status', $3::text)
+				FROM u WHERE u.previous <> $3)
+		SELECT 1 FROM u`,
 		siteID, leadID, status)
 	if isInvalidText(err) {
 		return notFound("lead")

@@ -18,11 +18,12 @@ type Swept struct {
 	Pairings        int64
 	FeedJobs        int64
 	LimitWindows    int64
+	Deliveries      int64
 }
 
 // Total is the number of rows Sweep touched.
 func (s Swept) Total() int64 {
-	return s.IdempotencyKeys + s.Sessions + s.Usage + s.Pairings + s.FeedJobs + s.LimitWindows
+	return s.IdempotencyKeys + s.Sessions + s.Usage + s.Pairings + s.FeedJobs + s.LimitWindows + s.Deliveries
 }
 
 // FeedJobRetention is how long a finished feed job's status stays readable
@@ -32,7 +33,8 @@ const FeedJobRetention = 30 * 24 * time.Hour
 // Sweep deletes what is past its use at now: idempotency records and
 // dashboard sessions that have expired, usage counts
 // older than usageRetention and feed jobs finished more than
-// FeedJobRetention ago, and abuse-limit windows that have run out; and it
+// FeedJobRetention ago, abuse-limit windows that have run out, and
+// deliveries finished more than DeliveryRetention ago; and it
 // marks pending pairings whose codes have expired as expired. Each kind is
 // deleted in batches of sweepBatch rows. Everything swept was already
 // ignored by the code that reads it; Sweep only keeps the tables from
@@ -51,6 +53,8 @@ func (db *DB) Sweep(ctx context.Context, now time.Time, usageRetention time.Dura
 		// Only finished jobs have finished_at.
 		{"feed jobs", "feed_jobs", "finished_at", now.Add(-FeedJobRetention), &s.FeedJobs},
 		{"limit windows", "limit_windows", "expires_at", now, &s.LimitWindows},
+		// Only finished deliveries have done_at; their attempts go with them.
+		{"deliveries", "deliveries", "done_at", now.Add(-DeliveryRetention), &s.Deliveries},
 	} {
 		// The table and column names are constants of this function.
 		q := fmt.Sprintf(`DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(

@@ -58,6 +58,26 @@ type Origin struct {
 	// CacheControlStats is the Cache-Control of the stats summary. Default
 	// "private, max-age=30, stale-while-revalidate=60, stale-if-error=3600".
 	CacheControlStats string `yaml:"cache_control_stats"`
+
+	// SecretKey is the operator's key from which webhook signing secrets
+	// are derived (LISTGATE_SECRET_KEY): base64 or hex of at least 32
+	// bytes. Unset, webhooks cannot be created or sent.
+	SecretKey string `yaml:"secret_key"`
+	// SMTPURL is where lead e-mail is sent (LISTGATE_SMTP_URL), e.g.
+	// smtp://user:pass@mail.example.com:587?from=leads@example.com (see
+	// pkg/mail). Unset, e-mail is off.
+	SMTPURL string `yaml:"smtp_url"`
+	// WebhookAllowTargets widens the addresses webhooks may be sent to
+	// (LISTGATE_WEBHOOK_ALLOW_TARGETS): "public" (default: no loopback,
+	// private or link-local address), "loopback" (also loopback) or
+	// "private" (also loopback and private networks).
+	WebhookAllowTargets string `yaml:"webhook_allow_targets"`
+	// WebhookTimeout bounds one webhook attempt, connection included.
+	// Default 10 s.
+	WebhookTimeout time.Duration `yaml:"webhook_timeout"`
+	// DeliveryWorkers is how many deliveries an origin sends at once.
+	// Default 32.
+	DeliveryWorkers int `yaml:"delivery_workers"`
 }
 
 // DefaultOrigin returns the defaults; configs/origin.yaml documents them.
@@ -80,6 +100,10 @@ func DefaultOrigin() Origin {
 		LeadDuplicateWindow:  24 * time.Hour,
 		CacheControlListings: "private, max-age=60, stale-while-revalidate=300, stale-if-error=86400",
 		CacheControlStats:    "private, max-age=30, stale-while-revalidate=60, stale-if-error=3600",
+
+		WebhookAllowTargets: "public",
+		WebhookTimeout:      10 * time.Second,
+		DeliveryWorkers:     32,
 	}
 }
 
@@ -98,6 +122,9 @@ func LoadOrigin(path string, get Getenv) (Origin, error) {
 	envString(get, "LISTGATE_INTERNAL_TOKEN", &c.InternalToken)
 	envString(get, "LISTGATE_PUBLIC_URL", &c.PublicURL)
 	envString(get, "LISTGATE_LOG_LEVEL", &c.LogLevel)
+	envString(get, "LISTGATE_SECRET_KEY", &c.SecretKey)
+	envString(get, "LISTGATE_SMTP_URL", &c.SMTPURL)
+	envString(get, "LISTGATE_WEBHOOK_ALLOW_TARGETS", &c.WebhookAllowTargets)
 	if err := envInt(get, "LISTGATE_DATABASE_MAX_CONNS", &c.DatabaseMaxConns); err != nil {
 		return c, err
 	}
@@ -132,6 +159,17 @@ func (c Origin) Validate() error {
 	}
 	if c.MaxHeaderBytes < 1024 {
 		return fmt.Errorf("config: max_header_bytes must be at least 1024")
+	}
+	switch c.WebhookAllowTargets {
+	case "public", "loopback", "private":
+	default:
+		return fmt.Errorf("config: webhook_allow_targets %q must be public, loopback or private", c.WebhookAllowTargets)
+	}
+	if c.WebhookTimeout < time.Second || c.WebhookTimeout > time.Minute {
+		return fmt.Errorf("config: webhook_timeout %v out of range 1s..1m", c.WebhookTimeout)
+	}
+	if c.DeliveryWorkers < 1 || c.DeliveryWorkers > 256 {
+		return fmt.Errorf("config: delivery_workers %d out of range 1..256", c.DeliveryWorkers)
 	}
 	if c.FeedWorkers < 1 || c.FeedWorkers > 64 {
 		return fmt.Errorf("config: feed_workers %d out of range 1..64", c.FeedWorkers)
