@@ -51,6 +51,20 @@ commands:
   users create --email EMAIL --password-stdin [--account NAME] [--site SITE_ID]... [--json]
                                             a dashboard user; the account is created
                                             when missing, --site attaches a site to it
+  webhooks create --site SITE_ID --url URL --events EVENTS [--json]
+                                            a signed webhook endpoint for lead events
+                                            (lead.created, lead.duplicate, lead.updated);
+                                            the signing secret is shown once
+  webhooks list [--site SITE_ID] [--json]
+  webhooks disable|enable|delete WEBHOOK_ID
+  webhooks rotate-secret WEBHOOK_ID [--overlap 24h] [--json]
+                                            a new secret; the old one also signs
+                                            during the overlap
+  webhooks replay WEBHOOK_ID --since TIME|DURATION [--json]
+                                            send again what it got (or was held)
+  webhooks deliveries WEBHOOK_ID [--limit N] [--json]
+                                            the delivery log, newest first
+  webhooks new-secret-key                   print a new LISTGATE_SECRET_KEY
   seed demo [--json]
 
 Every command reads LISTGATE_DATABASE_URL. --json prints one JSON object.
@@ -140,6 +154,27 @@ func dispatch(ctx context.Context, args []string, e *env) error {
 	case "users":
 		if sub == "create" {
 			return cmdUsersCreate(ctx, rest[1:], e)
+		}
+	case "webhooks":
+		switch sub {
+		case "create":
+			return cmdWebhooksCreate(ctx, rest[1:], e)
+		case "list":
+			return cmdWebhooksList(ctx, rest[1:], e)
+		case "enable":
+			return cmdWebhooksEnable(ctx, rest[1:], e, true)
+		case "disable":
+			return cmdWebhooksEnable(ctx, rest[1:], e, false)
+		case "delete":
+			return cmdWebhooksDelete(ctx, rest[1:], e)
+		case "rotate-secret":
+			return cmdWebhooksRotate(ctx, rest[1:], e)
+		case "replay":
+			return cmdWebhooksReplay(ctx, rest[1:], e)
+		case "deliveries":
+			return cmdWebhooksDeliveries(ctx, rest[1:], e)
+		case "new-secret-key":
+			return cmdWebhooksNewSecretKey(ctx, rest[1:], e)
 		}
 	case "seed":
 		if sub == "demo" {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/dashboard"
+	"github.com/listgate/listgate/origin/delivery"
 	"github.com/listgate/listgate/origin/events"
 	"github.com/listgate/listgate/origin/ingest"
 	"github.com/listgate/listgate/origin/introspect"
@@ -31,6 +32,8 @@ import (
 	"github.com/listgate/listgate/pkg/config"
 	"github.com/listgate/listgate/pkg/devdb"
 	"github.com/listgate/listgate/pkg/devproc"
+	"github.com/listgate/listgate/pkg/mail"
+	"github.com/listgate/listgate/pkg/webhook"
 )
 
 func cmdServe(ctx context.Context, args []string, e *env) error {
@@ -83,6 +86,10 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 	if err != nil {
 		return err
 	}
+	deliveries, err := newDeliveryWorker(ctx, db, cfg, log)
+	if err != nil {
+		return err
+	}
 	pairings, dash, err := newPairingAndDashboard(db, cfg, log)
 	if err != nil {
 		return err
@@ -110,10 +117,17 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 		defer close(hubDone)
 		hub.Run(wctx)
 	}()
+	// Deliveries stop with ctx; the attempts in flight finish first.
+	deliveriesDone := make(chan struct{})
+	go func() {
+		defer close(deliveriesDone)
+		deliveries.Run(wctx)
+	}()
 	waitWorkers := func() {
 		stopWorkers()
 		<-workersDone
 		<-hubDone
+		<-deliveriesDone
 	}
 	defer waitWorkers()
 	hs := &http.Server{
@@ -319,4 +333,37 @@ func sweepLoop(ctx context.Context, db *store.DB, log *slog.Logger) {
 		case <-t.C:
 		}
 	}
+}
+
+// newDeliveryWorker sets up lead delivery from cfg: webhooks need the
+// secret key, e-mail the SMTP URL. It records in the database whether new
+// leads are e-mailed.
+func newDeliveryWorker(ctx context.Context, db *store.DB, cfg config.Origin, log *slog.Logger) (*delivery.Worker, error) {
+	var key []byte
+	if cfg.SecretKey != "" {
+		k, err := webhook.ParseMasterKey(cfg.SecretKey)
+		if err != nil {
+			return nil, fmt.Errorf("config: LISTGATE_SECRET_KEY: %w", err)
+		}
+		key = k
+	} else {
+		log.Warn("LISTGATE_SECRET_KEY is not set: webhooks cannot be created or sent")
+	}
+	var mailer delivery.Mailer
+	if cfg.SMTPURL != "" {
+		s, err := mail.NewSender(cfg.SMTPURL)
+		if err != nil {
+			return nil, fmt.Errorf("config: LISTGATE_SMTP_URL: %w", err)
+		}
+		mailer = s
+		log.Info("lead e-mail on", "smtp", mail.Redacted(cfg.SMTPURL))
+	} else {
+		log.Info("lead e-mail off: LISTGATE_SMTP_URL is not set")
+	}
+	if err := db.SetEmailDelivery(ctx, mailer != nil); err != nil {
+		return nil, err
+	}
+	return delivery.New(delivery.Config{DB: db, Log: log, SecretKey: key, Mailer: mailer, PublicURL: cfg.PublicURL,
+		Workers: cfg.DeliveryWorkers, Timeout: cfg.WebhookTimeout,
+		Client: webhook.NewClient(delivery.ClientOptions(cfg.WebhookAllowTargets, cfg.WebhookTimeout))})
 }

@@ -278,3 +278,216 @@ func TestRetriesKeepTheMessage(t *testing.T) {
 		t.Errorf("failures %d after a success", failures)
 	}
 }
+
+// A duplicate submission and a status change are delivered to the
+// endpoints that subscribe to them, each with its own webhook-id.
+func TestDuplicateAndUpdatedEvents(t *testing.T) {
+	f := newFixture(t)
+	f.endpoint(t, "lead.duplicate", "lead.updated")
+	f.worker(t, nil)
+	body := `{"name":"Dee Dupe","email":"dee@example.com","type":"inquiry","message":"first"}`
+	id := f.lead(t, body)
+	if again := f.lead(t, strings.Replace(body, "first", "second", 1)); again != id {
+		t.Fatalf("the second submission made lead %d, not a duplicate of %d", again, id)
+	}
+	if err := f.db.SetLeadStatus(context.Background(), f.site, id, "contacted"); err != nil {
+		t.Fatal(err)
+	}
+	// Setting the same status again is no event.
+	if err := f.db.SetLeadStatus(context.Background(), f.site, id, "contacted"); err != nil {
+		t.Fatal(err)
+	}
+	got := f.recv.wait(t, 2)
+	types := map[string]delivery.Payload{}
+	for _, g := range got {
+		var p delivery.Payload
+		if err := json.Unmarshal(g.body, &p); err != nil {
+			t.Fatal(err)
+		}
+		types[p.Type] = p
+	}
+	dup, upd := types["lead.duplicate"], types["lead.updated"]
+	if dup.Data.Submission == nil || dup.Data.Submission.Message == nil || *dup.Data.Submission.Message != "second" ||
+		dup.Data.LeadID != id {
+		t.Errorf("lead.duplicate %+v", dup.Data)
+	}
+	if upd.Data.PreviousStatus != "new" || upd.Data.Status != "contacted" || upd.Data.Submission != nil {
+		t.Errorf("lead.updated %+v", upd.Data)
+	}
+	if got[0].header.Get("webhook-id") == got[1].header.Get("webhook-id") {
+		t.Error("two events share a webhook-id")
+	}
+	// No lead.created was subscribed: nothing else arrives.
+	var n int
+	f.scalar(t, &n, `SELECT count(*) FROM deliveries`)
+	if n != 2 {
+		t.Errorf("%d deliveries, want 2", n)
+	}
+}
+
+// Events for a disabled endpoint are held, not sent; a replay sends them,
+// and sends again what was delivered, under the same webhook-ids.
+func TestHeldAndReplayed(t *testing.T) {
+	f := newFixture(t)
+	ep := f.endpoint(t, "lead.created")
+	f.worker(t, nil)
+	ctx := context.Background()
+	first := f.lead(t, `{"name":"Ann One","email":"ann@example.com","type":"inquiry"}`)
+	f.recv.wait(t, 1)
+	waitState(t, f, first, "delivered")
+	if _, err := f.db.SetWebhookEnabled(ctx, f.site, ep.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	second := f.lead(t, `{"name":"Bob Two","email":"bob@example.com","type":"inquiry"}`)
+	waitState(t, f, second, "held")
+	if _, err := f.db.SetWebhookEnabled(ctx, f.site, ep.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	// Another site cannot replay it.
+	if _, err := f.db.ReplayWebhooks(ctx, "00000000-0000-0000-0000-000000000000", ep.ID, time.Now().Add(-time.Hour)); !store.IsNotFound(err) {
+		t.Errorf("replay from another site: %v", err)
+	}
+	n, err := f.db.ReplayWebhooks(ctx, f.site, ep.ID, time.Now().Add(-time.Hour))
+	if err != nil || n != 2 {
+		t.Fatalf("replay queued %d, %v; want 2 (one held, one delivered)", n, err)
+	}
+	got := f.recv.wait(t, 3)
+	ids := map[string]int{}
+	for _, g := range got {
+		ids[g.header.Get("webhook-id")]++
+	}
+	if len(ids) != 2 {
+		t.Errorf("webhook-ids %v: want the first lead's twice and the second's once", ids)
+	}
+	// Send again one delivery.
+	var delID int64
+	f.scalar(t, &delID, `SELECT id FROM deliveries WHERE lead_id = $1 ORDER BY id LIMIT 1`, second)
+	waitState(t, f, second, "delivered")
+	if _, err := f.db.ResendDelivery(ctx, f.site, delID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.ResendDelivery(ctx, "00000000-0000-0000-0000-000000000000", delID); !store.IsNotFound(err) {
+		t.Errorf("resend from another site: %v", err)
+	}
+	got = f.recv.wait(t, 4)
+	if got[3].header.Get("webhook-id") != got[2].header.Get("webhook-id") && got[3].header.Get("webhook-id") != got[1].header.Get("webhook-id") {
+		t.Errorf("resent with a new webhook-id %q", got[3].header.Get("webhook-id"))
+	}
+}
+
+// An endpoint that has failed for more than DisableAfter, at least
+// DisableAfterAttempts times in a row, is disabled by its next failure.
+func TestFailingEndpointDisabled(t *testing.T) {
+	f := newFixture(t)
+	f.recv.answer = func(int, *http.Request) (int, http.Header) { return 500, nil }
+	ep := f.endpoint(t, "lead.created")
+	ctx := context.Background()
+	if _, err := f.db.Pool.Exec(ctx, `UPDATE webhook_endpoints SET failures = $2, failing_since = now() - interval '25 hours'
+		WHERE id = $1`, ep.ID, store.DisableAfterAttempts-1); err != nil {
+		t.Fatal(err)
+	}
+	f.worker(t, nil)
+	id := f.lead(t, `{"name":"Fay Fail","email":"fay@example.com","type":"inquiry"}`)
+	f.recv.wait(t, 1)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		e, err := f.db.WebhookEndpoint(ctx, f.site, ep.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !e.Enabled {
+			if e.DisabledReason != "failing" || e.DisabledAt == nil {
+				t.Errorf("disabled as %+v", e)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still enabled after a failure past the threshold: %+v", e)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the database
+	}
+	// Its retry finds it disabled: held, not sent.
+	waitState(t, f, id, "held")
+}
+
+// A target on a loopback address is refused when the operator has not
+// allowed it, at connection time.
+func TestPrivateTargetRefused(t *testing.T) {
+	f := newFixture(t)
+	ep := f.endpoint(t, "lead.created")
+	f.worker(t, func(c *delivery.Config) {
+		c.Client = webhook.NewClient(delivery.ClientOptions("public", 2*time.Second))
+	})
+	f.lead(t, `{"name":"Pat Private","email":"pat@example.com","type":"inquiry"}`)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		log, err := f.db.DeliveryLog(context.Background(), f.site, ep.ID, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log) > 0 && log[0].Attempt > 0 {
+			if log[0].Status != 0 || log[0].Error == "" {
+				t.Errorf("attempt %+v", log[0])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no attempt logged")
+		}
+		time.Sleep(20 * time.Millisecond) // polling the database
+	}
+	f.recv.mu.Lock()
+	defer f.recv.mu.Unlock()
+	if len(f.recv.got) != 0 {
+		t.Errorf("the loopback receiver got %d requests", len(f.recv.got))
+	}
+}
+
+// Two workers (two origins) share the deliveries: every lead is delivered,
+// and no message twice when every attempt succeeds.
+func TestTwoWorkersShare(t *testing.T) {
+	f := newFixture(t)
+	f.endpoint(t, "lead.created")
+	f.worker(t, nil)
+	f.worker(t, nil)
+	const leads = 60
+	for i := range leads {
+		f.lead(t, `{"name":"Lee `+jsonNumber(int64(i))+`","email":"lee`+jsonNumber(int64(i))+`@example.com","type":"inquiry"}`)
+	}
+	got := f.recv.wait(t, leads)
+	ids := map[string]int{}
+	for _, g := range got {
+		ids[g.header.Get("webhook-id")]++
+	}
+	if len(ids) != leads || len(got) != leads {
+		t.Errorf("%d requests with %d webhook-ids, want %d each", len(got), len(ids), leads)
+	}
+}
+
+// A claim whose worker died is taken again when its lease ends, with the
+// same webhook-id.
+func TestLeaseTakenOver(t *testing.T) {
+	f := newFixture(t)
+	f.endpoint(t, "lead.created")
+	id := f.lead(t, `{"name":"Lou Lease","email":"lou@example.com","type":"inquiry"}`)
+	// A worker claims it and dies before sending.
+	ds, err := f.db.ClaimDeliveries(context.Background(), true, 10, 2*time.Second)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("claimed %d, %v", len(ds), err)
+	}
+	claimedAt := time.Now()
+	f.worker(t, nil)
+	got := f.recv.wait(t, 1)
+	if d := got[0].at.Sub(claimedAt); d < 1500*time.Millisecond {
+		t.Errorf("sent %v after the claim, inside its 2 s lease", d)
+	}
+	if got[0].header.Get("webhook-id") != delivery.MessageID(ds[0].EventID) {
+		t.Errorf("webhook-id %q, want %q", got[0].header.Get("webhook-id"), delivery.MessageID(ds[0].EventID))
+	}
+	waitState(t, f, id, "delivered")
+	var attempts int
+	f.scalar(t, &attempts, `SELECT attempts FROM deliveries WHERE lead_id = $1`, id)
+	if attempts != 2 {
+		t.Errorf("attempts %d, want 2 (the dead claim and the delivery)", attempts)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	htmltemplate "html/template"
 	netmail "net/mail"
 	"strconv"
-	"strings"
 	texttemplate "text/template"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 // emailView is what the lead e-mail's templates show.
 type emailView struct {
+	Kind         string
 	SiteName     string
 	AgentName    string
 	Lead         Lead
@@ -25,7 +25,7 @@ type emailView struct {
 	Received     string
 }
 
-var emailText = texttemplate.Must(texttemplate.New("text").Parse(`New {{.Lead.Type}} for {{.SiteName}}{{if .AgentName}}, assigned to {{.AgentName}}{{end}}.
+var emailText = texttemplate.Must(texttemplate.New("text").Parse(`New {{.Kind}} for {{.SiteName}}{{if .AgentName}}, assigned to {{.AgentName}}{{end}}.
 
 From:    {{.Lead.Name}}
 {{- if .Lead.Email}}
@@ -51,7 +51,7 @@ Reply to this e-mail to answer {{.Lead.Name}} directly.
 
 var emailHTML = htmltemplate.Must(htmltemplate.New("html").Parse(`<!doctype html>
 <html><body style="font-family: sans-serif; line-height: 1.4">
-<p>New {{.Lead.Type}} for <strong>{{.SiteName}}</strong>{{if .AgentName}}, assigned to {{.AgentName}}{{end}}.</p>
+<p>New {{.Kind}} for <strong>{{.SiteName}}</strong>{{if .AgentName}}, assigned to {{.AgentName}}{{end}}.</p>
 <table cellpadding="4">
 <tr><th align="left">From</th><td>{{.Lead.Name}}</td></tr>
 {{- if .Lead.Email}}<tr><th align="left">E-mail</th><td><a href="mailto:{{.Lead.Email}}">{{.Lead.Email}}</a></td></tr>{{end}}
@@ -66,6 +66,10 @@ var emailHTML = htmltemplate.Must(htmltemplate.New("html").Parse(`<!doctype html
 <p><small>Reply to this e-mail to answer {{.Lead.Name}} directly.</small></p>
 </body></html>
 `))
+
+// kinds name the lead types in e-mail.
+var kinds = map[string]string{"inquiry": "enquiry", "appraisal": "appraisal request",
+	"rental_application": "rental application", "general": "general enquiry"}
 
 // sendEmail e-mails a new lead to its agent, or to the site's default
 // recipient when nobody is assigned.
@@ -105,9 +109,17 @@ func (w *Worker) sendEmail(ctx context.Context, d store.Delivery) store.Delivery
 // leadEmail composes the e-mail of ev's lead to to.
 func (w *Worker) leadEmail(d store.Delivery, ev store.LeadEvent, to string) (mail.Message, error) {
 	l := w.lead(d.SiteID, ev)
-	v := emailView{SiteName: ev.SiteName, AgentName: ev.AgentName, Lead: l, Listing: l.Listing,
-		DashboardURL: l.DashboardURL, Received: l.CreatedAt.Format("Mon 2 Jan 2006 15:04 MST")}
-	subject := "New " + strings.ReplaceAll(l.Type, "_", " ") + " from " + l.Name
+	kind := kinds[l.Type]
+	if kind == "" {
+		kind = "enquiry"
+	}
+	received := l.CreatedAt
+	if loc, err := time.LoadLocation(ev.SiteTimezone); err == nil {
+		received = received.In(loc)
+	}
+	v := emailView{Kind: kind, SiteName: ev.SiteName, AgentName: ev.AgentName, Lead: l, Listing: l.Listing,
+		DashboardURL: l.DashboardURL, Received: received.Format("Mon 2 Jan 2006 15:04 MST")}
+	subject := "New " + kind + " from " + l.Name
 	if li := l.Listing; li != nil {
 		v.ListingLine = deref(li.Headline)
 		if a := deref(li.Address); a != "" {

@@ -189,6 +189,7 @@ func truncate(s string, n int) string {
 // site, and for a duplicate the submission that repeated it.
 type LeadEvent struct {
 	SiteName         string
+	SiteTimezone     string
 	DefaultRecipient string
 	Lead             LeadRow
 	Metadata         []byte
@@ -218,7 +219,7 @@ func (db *DB) LeadEventData(ctx context.Context, siteID string, leadID, submissi
 	var lst LeadListing
 	var ref *int64
 	var listingID, agencyID, headline, address, suburb, state, postcode, ltype, lstate *string
-	err := db.Pool.QueryRow(ctx, `SELECT s.name, coalesce(s.default_lead_recipient, ''),
+	err := db.Pool.QueryRow(ctx, `SELECT s.name, s.timezone, coalesce(s.default_lead_recipient, ''),
 			l.id, l.type, l.priority, l.status, l.name, coalesce(l.email, ''), coalesce(l.phone, ''),
 			coalesce(l.mobile, ''), coalesce(l.message, ''), coalesce(l.assigned_to, ''), l.created_at, l.updated_at,
 			l.metadata, coalesce(a.name, ''),
@@ -227,7 +228,7 @@ func (db *DB) LeadEventData(ctx context.Context, siteID string, leadID, submissi
 		FROM leads l JOIN sites s ON s.id = l.site_id
 		LEFT JOIN agents a ON a.site_id = l.site_id AND a.id = l.assigned_agent_id
 		LEFT JOIN listings li ON li.site_id = l.site_id AND li.ref = l.listing_ref
-		WHERE l.site_id = $1 AND l.id = $2`, siteID, leadID).Scan(&ev.SiteName, &ev.DefaultRecipient,
+		WHERE l.site_id = $1 AND l.id = $2`, siteID, leadID).Scan(&ev.SiteName, &ev.SiteTimezone, &ev.DefaultRecipient,
 		&l.ID, &l.Type, &l.Priority, &l.Status, &l.Name, &l.Email, &l.Phone, &l.Mobile, &l.Message, &l.AssignedTo,
 		&l.CreatedAt, &l.UpdatedAt, &ev.Metadata, &ev.AgentName,
 		&ref, &listingID, &agencyID, &headline, &address, &suburb, &state, &postcode, &ltype, &lstate)
