@@ -200,6 +200,14 @@ func cmdDev(ctx context.Context, args []string, e *env) error {
 		overrides["LISTGATE_INTERNAL_TOKEN"] = hex.EncodeToString(b[:])
 		tokenNote = "generated for this run"
 	}
+	if k, _ := e.getenv("LISTGATE_SECRET_KEY"); k == "" {
+		// Webhooks work in the demo: their secrets last as long as this run.
+		overrides["LISTGATE_SECRET_KEY"] = webhook.NewMasterKey()
+	}
+	if a, _ := e.getenv("LISTGATE_WEBHOOK_ALLOW_TARGETS"); a == "" {
+		// A receiver on this machine is the usual first try.
+		overrides["LISTGATE_WEBHOOK_ALLOW_TARGETS"] = "loopback"
+	}
 	get := func(k string) (string, bool) {
 		if v, ok := overrides[k]; ok {
 			return v, true
