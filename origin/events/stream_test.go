@@ -14,6 +14,7 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/store"
@@ -406,5 +407,35 @@ func awaitPosition(tb testing.TB, h *Hub, id string) {
 			tb.Fatalf("hub at %d, never reached %d", h.Position(), want)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Lead events share the outbox but are the delivery workers': streams skip
+// them, live and when resuming, and still move past them.
+func TestLeadEventsNotStreamed(t *testing.T) {
+	o := newTestOrigin(t, fast())
+	site := mustSite(t, o.db, model.Starter)
+	s := o.dial(t, "")
+	s.position(t)
+	before := mustEvents(t, o.db, site.ID, 1)[0]
+	if f := s.nextEvent(t, 5*time.Second); f.ID != before {
+		t.Fatalf("live event %+v, want %s", f, before)
+	}
+	ctx := context.Background()
+	for range 3 {
+		err := o.db.InTx(ctx, func(tx pgx.Tx) error {
+			return store.InsertEvent(ctx, tx, site.ID, store.EventLeadCreated, map[string]any{"lead_id": 1})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := mustEvents(t, o.db, site.ID, 1)[0]
+	if f := s.nextEvent(t, 5*time.Second); f.ID != after {
+		t.Fatalf("live: got %+v after the lead events, want %s", f, after)
+	}
+	r := o.dial(t, before)
+	if f := r.nextEvent(t, 5*time.Second); f.ID != after {
+		t.Fatalf("resumed: got %+v, want %s", f, after)
 	}
 }
