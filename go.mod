@@ -17,6 +17,7 @@ require (
 	github.com/klauspost/compress v1.20.0
 	github.com/nyaruka/phonenumbers v1.8.1
 	github.com/redis/rueidis v1.0.79
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/tsenart/vegeta/v12 v12.11.1
 	github.com/valyala/fasthttp v1.74.0
 	go.yaml.in/yaml/v3 v3.0.6
