@@ -13,7 +13,7 @@ import (
 // DefaultTimeout bounds a whole delivery attempt (connect, TLS, request,
 // response headers and whatever of the body the caller reads) when
 // ClientOptions.Timeout is zero.
-const DefaultTimeout = 15 * time.Second
+const DefaultTimeout = 10 * time.Second
 
 // maxResponseHeaderBytes bounds the response headers a receiver may send.
 const maxResponseHeaderBytes = 64 << 10
