@@ -11,10 +11,12 @@ import (
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/dashboard"
+	"github.com/listgate/listgate/origin/delivery"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pairing"
 	"github.com/listgate/listgate/pairing/pairinghttp"
 	"github.com/listgate/listgate/pkg/config"
+	"github.com/listgate/listgate/pkg/webhook"
 )
 
 // newPairingAndDashboard builds the pairing routes and the staff dashboard
@@ -36,8 +38,14 @@ func newPairingAndDashboard(db *store.DB, cfg config.Origin, log *slog.Logger) (
 	if err != nil {
 		return nil, nil, err
 	}
+	// serve has checked the key (newDeliveryWorker): one that does not
+	// parse leaves webhooks uncreatable rather than failing here.
+	secretKey, _ := webhook.ParseMasterKey(cfg.SecretKey)
 	dash, err := dashboard.New(dashboard.Config{DB: db, Pairing: svc, EntriesPerIP: perIP,
-		EntriesPerAccount: perAccount, ClientIP: api.ClientIP, Log: log})
+		EntriesPerAccount: perAccount, ClientIP: api.ClientIP, Log: log,
+		SecretKey:      secretKey,
+		WebhookTargets: delivery.ClientOptions(cfg.WebhookAllowTargets, cfg.WebhookTimeout),
+		EmailOn:        cfg.SMTPURL != ""})
 	return routes, dash, err
 }
 

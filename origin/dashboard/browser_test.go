@@ -7,16 +7,18 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/listgate/listgate/origin/dashboard"
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/devbrowser"
+	"github.com/listgate/listgate/pkg/webhook"
 )
 
 // TestBrowserSignInAndKey drives a real headless Chromium: sign in, create
 // a key and read it once, revoke it after confirming; set the site's browser
-// origins.
+// origins; add a webhook endpoint and read its signing secret once.
 func TestBrowserSignInAndKey(t *testing.T) {
 	b := devbrowser.New(t, devbrowser.Options{Width: 390, Height: 844}) // phone width
-	f := newFixture(t)
+	f := newFixtureWith(t, dashboard.Config{SecretKey: testSecretKey})
 	do := b.Do
 	get := func(a chromedp.Action[string]) string {
 		t.Helper()
@@ -73,5 +75,30 @@ func TestBrowserSignInAndKey(t *testing.T) {
 	if site, _ := f.db.GetSite(context.Background(), f.siteA.ID); strings.Join(site.CORSOrigins, " ") !=
 		"https://www.bayside.example http://localhost:3000" {
 		t.Fatalf("origins stored %q", site.CORSOrigins)
+	}
+
+	// A webhook endpoint from the site's navigation: lead.created is
+	// chosen by default; its signing secret is shown once.
+	do(chromedp.Navigate(f.srv.URL+"/dashboard/sites/"+f.siteA.ID),
+		chromedp.WaitVisible(`a[href$="/webhooks"]`),
+		chromedp.Click(`a[href$="/webhooks"]`),
+		chromedp.WaitVisible(`#webhook-url`),
+		chromedp.SendKeys(`#webhook-url`, "https://CRM.Bayside.example/hooks"),
+		chromedp.Click(`#create-webhook`),
+		chromedp.WaitVisible(`#secret`))
+	whsec := get(chromedp.Value(`#secret`))
+	eps, err := f.db.WebhookEndpoints(context.Background(), f.siteA.ID)
+	if err != nil || len(eps) != 1 || eps[0].URL != "https://crm.bayside.example/hooks" ||
+		strings.Join(eps[0].Events, ",") != "lead.created" {
+		t.Fatalf("endpoints %+v %v", eps, err)
+	}
+	if whsec != webhook.DeriveSecret(testSecretKey, eps[0].ID, 1) {
+		t.Fatalf("secret shown %q is not the endpoint's", whsec)
+	}
+	do(chromedp.Navigate(f.srv.URL+"/dashboard/sites/"+f.siteA.ID+"/webhooks"),
+		chromedp.WaitVisible(`#webhooks`))
+	if list := get(chromedp.Text(`#webhooks`)); !strings.Contains(list, "https://crm.bayside.example/hooks") ||
+		!strings.Contains(list, "enabled") || strings.Contains(list, whsec) {
+		t.Fatalf("webhooks table %q", list)
 	}
 }

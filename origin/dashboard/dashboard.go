@@ -1,8 +1,10 @@
 // Package dashboard is the agency staff dashboard the origin serves under
 // /dashboard: server-rendered HTML (html/template, embedded templates, a
 // little plain CSS and JS) for signing in, the account's sites, their API
-// keys, allowed browser origins and WordPress pairings. Every page and action checks that the site
-// belongs to the signed-in user's account; another account's site is 404.
+// keys, allowed browser origins, WordPress pairings, leads, listings and
+// lead delivery (webhook endpoints and their delivery logs). Every page and
+// action checks that the site belongs to the signed-in user's account;
+// another account's site is 404.
 //
 // Handlers render their own HTML error pages rather than the API's JSON
 // envelope: they return nil to the API server, except for panics.
@@ -24,6 +26,7 @@ import (
 	"github.com/listgate/listgate/pairing"
 	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/ratelimit"
+	"github.com/listgate/listgate/pkg/webhook"
 )
 
 // Prefix is where the dashboard is served.
@@ -80,6 +83,21 @@ type Config struct {
 	Log *slog.Logger
 	// Now is the clock. Nil: time.Now.
 	Now func() time.Time
+	// SecretKey is the operator's master key (LISTGATE_SECRET_KEY, decoded
+	// by webhook.ParseMasterKey) from which webhook signing secrets derive.
+	// Nil: webhook endpoints can be listed, disabled and deleted but not
+	// created nor their secrets rotated, and the webhooks page says why.
+	// When set it must be at least webhook.MinMasterKeyLen bytes.
+	SecretKey []byte
+	// WebhookTargets are the addresses a webhook URL typed into the
+	// dashboard may name (webhook.CheckURL): build them with
+	// delivery.ClientOptions from the origin's webhook_allow_targets, as
+	// the delivery worker's are. The zero value allows public internet
+	// addresses only.
+	WebhookTargets webhook.ClientOptions
+	// EmailOn says whether the origin e-mails new leads (LISTGATE_SMTP_URL
+	// is set); the webhooks page says so. Default false.
+	EmailOn bool
 }
 
 // Backoff delays repeated attempts of a key (store.BackoffLimiter).
@@ -121,6 +139,9 @@ var _ api.Mounter = (*Handler)(nil)
 func New(cfg Config) (*Handler, error) {
 	if cfg.DB == nil || cfg.Pairing == nil {
 		return nil, errors.New("dashboard: DB and Pairing are required")
+	}
+	if cfg.SecretKey != nil && len(cfg.SecretKey) < webhook.MinMasterKeyLen {
+		return nil, fmt.Errorf("dashboard: SecretKey must be at least %d bytes (webhook.ParseMasterKey)", webhook.MinMasterKeyLen)
 	}
 	if cfg.EntriesPerIP == nil {
 		cfg.EntriesPerIP = ratelimit.NewWindowLimiter(10, 10*time.Minute)
@@ -186,6 +207,15 @@ func (h *Handler) Mount(mount func(pattern string, hf api.HandlerFunc)) {
 	handle("GET "+Prefix+"/sites/{site}/usage", h.signedIn(h.usage))
 	handle("POST "+Prefix+"/sites/{site}/clients", h.signedIn(h.createClient))
 	handle("POST "+Prefix+"/sites/{site}/clients/{client}/revoke", h.signedIn(h.revokeClient))
+	handle("GET "+Prefix+"/sites/{site}/webhooks", h.signedIn(h.webhooks))
+	handle("POST "+Prefix+"/sites/{site}/webhooks", h.signedIn(h.createWebhook))
+	handle("GET "+Prefix+"/sites/{site}/webhooks/{webhook}", h.signedIn(h.webhookLog))
+	handle("POST "+Prefix+"/sites/{site}/webhooks/{webhook}/enable", h.signedIn(h.enableWebhook))
+	handle("POST "+Prefix+"/sites/{site}/webhooks/{webhook}/disable", h.signedIn(h.disableWebhook))
+	handle("POST "+Prefix+"/sites/{site}/webhooks/{webhook}/delete", h.signedIn(h.deleteWebhook))
+	handle("POST "+Prefix+"/sites/{site}/webhooks/{webhook}/rotate", h.signedIn(h.rotateWebhook))
+	handle("POST "+Prefix+"/sites/{site}/webhooks/{webhook}/replay", h.signedIn(h.replayWebhooks))
+	handle("POST "+Prefix+"/sites/{site}/webhooks/{webhook}/deliveries/{delivery}/resend", h.signedIn(h.resendDelivery))
 	handle("GET "+Prefix+"/pairing", h.signedIn(h.pairingForm))
 	handle("POST "+Prefix+"/pairing", h.signedIn(h.decidePairing))
 }
@@ -311,6 +341,8 @@ func parsePages() (map[string]*template.Template, error) {
 		},
 	}
 	funcs["clock"] = func(t time.Time) string { return t.UTC().Format("15:04") }
+	funcs["webhookState"] = webhookState
+	funcs["stamp"] = func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
 	pages := map[string]*template.Template{}
 	for _, n := range names {
 		base := n[len("templates/"):]

@@ -51,6 +51,14 @@ type fixture struct {
 
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
+	return newFixtureWith(tb, dashboard.Config{})
+}
+
+// newFixtureWith is newFixture with the dashboard's optional settings of
+// extra (SecretKey, WebhookTargets, EmailOn); its DB, Pairing and Log are
+// the fixture's.
+func newFixtureWith(tb testing.TB, extra dashboard.Config) *fixture {
+	tb.Helper()
 	db := storetest.NewDB(tb)
 	f := &fixture{db: db}
 	f.siteA = mustSite(tb, db, "Bayside Realty")
@@ -67,7 +75,9 @@ func newFixture(tb testing.TB) *fixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dash, err := dashboard.New(dashboard.Config{DB: db, Pairing: svc, Log: quiet})
+	cfg := extra
+	cfg.DB, cfg.Pairing, cfg.Log = db, svc, quiet
+	dash, err := dashboard.New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

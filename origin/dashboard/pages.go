@@ -14,12 +14,16 @@ import (
 
 // notices are the flash messages an action's redirect can name (?done=…).
 var notices = map[string]string{
-	"revoked":        "The key is revoked. Edges refuse it within a second.",
-	"disconnected":   "The WordPress site is disconnected: its key is revoked.",
-	"status":         "The lead's status is changed.",
-	"featured":       "The listing is updated. Edges show the change within seconds.",
-	"client_revoked": "The upload client is revoked: its tokens no longer work.",
-	"cors":           "The allowed browser origins are saved. Edges apply them within seconds.",
+	"revoked":          "The key is revoked. Edges refuse it within a second.",
+	"disconnected":     "The WordPress site is disconnected: its key is revoked.",
+	"status":           "The lead's status is changed.",
+	"featured":         "The listing is updated. Edges show the change within seconds.",
+	"client_revoked":   "The upload client is revoked: its tokens no longer work.",
+	"cors":             "The allowed browser origins are saved. Edges apply them within seconds.",
+	"webhook_enabled":  "The endpoint is enabled. Deliveries held while it was disabled wait for a replay from its log.",
+	"webhook_disabled": "The endpoint is disabled: its new events are held until you enable it and replay them.",
+	"webhook_deleted":  "The endpoint and its delivery log are deleted.",
+	"resent":           "The delivery is queued to be sent again, with the same webhook-id and body.",
 }
 
 // redirect answers an action with 303 to path, naming a notice.
