@@ -86,7 +86,7 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 	if err != nil {
 		return err
 	}
-	deliveries, err := newDeliveryWorker(ctx, db, cfg, log)
+	deliveries, announceDelivery, err := newDeliveryWorker(ctx, db, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -140,6 +140,7 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("origin listening", "addr", ln.Addr().String())
+	announceDelivery()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	if ready != nil {
@@ -345,33 +346,38 @@ func sweepLoop(ctx context.Context, db *store.DB, log *slog.Logger) {
 
 // newDeliveryWorker sets up lead delivery from cfg: webhooks need the
 // secret key, e-mail the SMTP URL. It records in the database whether new
-// leads are e-mailed.
-func newDeliveryWorker(ctx context.Context, db *store.DB, cfg config.Origin, log *slog.Logger) (*delivery.Worker, error) {
+// leads are e-mailed. announce logs what is on and off (after the
+// listening line, which start-up waits for).
+func newDeliveryWorker(ctx context.Context, db *store.DB, cfg config.Origin, log *slog.Logger) (w *delivery.Worker, announce func(), err error) {
 	var key []byte
 	if cfg.SecretKey != "" {
-		k, err := webhook.ParseMasterKey(cfg.SecretKey)
-		if err != nil {
-			return nil, fmt.Errorf("config: LISTGATE_SECRET_KEY: %w", err)
+		if key, err = webhook.ParseMasterKey(cfg.SecretKey); err != nil {
+			return nil, nil, fmt.Errorf("config: LISTGATE_SECRET_KEY: %w", err)
 		}
-		key = k
-	} else {
-		log.Warn("LISTGATE_SECRET_KEY is not set: webhooks cannot be created or sent")
 	}
 	var mailer delivery.Mailer
 	if cfg.SMTPURL != "" {
 		s, err := mail.NewSender(cfg.SMTPURL)
 		if err != nil {
-			return nil, fmt.Errorf("config: LISTGATE_SMTP_URL: %w", err)
+			return nil, nil, fmt.Errorf("config: LISTGATE_SMTP_URL: %w", err)
 		}
 		mailer = s
-		log.Info("lead e-mail on", "smtp", mail.Redacted(cfg.SMTPURL))
-	} else {
-		log.Info("lead e-mail off: LISTGATE_SMTP_URL is not set")
 	}
 	if err := db.SetEmailDelivery(ctx, mailer != nil); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return delivery.New(delivery.Config{DB: db, Log: log, SecretKey: key, Mailer: mailer, PublicURL: cfg.PublicURL,
+	w, err = delivery.New(delivery.Config{DB: db, Log: log, SecretKey: key, Mailer: mailer, PublicURL: cfg.PublicURL,
 		Workers: cfg.DeliveryWorkers, Timeout: cfg.WebhookTimeout,
 		Client: webhook.NewClient(delivery.ClientOptions(cfg.WebhookAllowTargets, cfg.WebhookTimeout))})
+	announce = func() {
+		if key == nil {
+			log.Warn("LISTGATE_SECRET_KEY is not set: webhooks cannot be created or sent")
+		}
+		if mailer != nil {
+			log.Info("lead e-mail on", "smtp", mail.Redacted(cfg.SMTPURL))
+		} else {
+			log.Info("lead e-mail off: LISTGATE_SMTP_URL is not set")
+		}
+	}
+	return w, announce, err
 }
