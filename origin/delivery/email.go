@@ -39,6 +39,8 @@ Received: {{.Received}}
 {{if .Listing}}
 Listing: {{.ListingLine}}
          {{.Listing.ListingID}} (ref {{.Listing.ListingRef}})
+{{- if .Listing.URL}}
+         {{.Listing.URL}}{{end}}
 {{end}}
 {{- if .Lead.Message}}
 Message:
@@ -59,7 +61,7 @@ var emailHTML = htmltemplate.Must(htmltemplate.New("html").Parse(`<!doctype html
 {{- if .Lead.Mobile}}<tr><th align="left">Mobile</th><td><a href="tel:{{.Lead.Mobile}}">{{.Lead.Mobile}}</a></td></tr>{{end}}
 <tr><th align="left">Priority</th><td>{{.Lead.Priority}}</td></tr>
 <tr><th align="left">Received</th><td>{{.Received}}</td></tr>
-{{- if .Listing}}<tr><th align="left">Listing</th><td>{{.ListingLine}}<br><small>{{.Listing.ListingID}} (ref {{.Listing.ListingRef}})</small></td></tr>{{end}}
+{{- if .Listing}}<tr><th align="left">Listing</th><td>{{if .Listing.URL}}<a href="{{.Listing.URL}}">{{.ListingLine}}</a>{{else}}{{.ListingLine}}{{end}}<br><small>{{.Listing.ListingID}} (ref {{.Listing.ListingRef}})</small></td></tr>{{end}}
 </table>
 {{if .Lead.Message}}<blockquote style="white-space: pre-wrap; border-left: 3px solid #ccc; margin: 1em 0; padding-left: 1em">{{.Lead.Message}}</blockquote>{{end}}
 <p><a href="{{.DashboardURL}}">Open the lead in the dashboard</a></p>

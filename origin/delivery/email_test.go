@@ -36,8 +36,19 @@ func TestLeadEmail(t *testing.T) {
 	if _, err := f.db.Pool.Exec(ctx, `INSERT INTO agents (site_id, name, email) VALUES ($1, 'Alex Agent', 'alex@agency.example')`, f.site); err != nil {
 		t.Fatal(err)
 	}
+	// The listing it is about, with its page on the agency's website.
+	var ref int64
+	if err := f.db.Pool.QueryRow(ctx, `INSERT INTO listings (site_id, agency_id, unique_id, type, status, headline, search_address, suburb)
+		VALUES ($1, 'HARBOUR', 'HR-4471', 'residential', 'current', 'Sunny family home', '12 Smith Street, Richmond', 'Richmond')
+		RETURNING ref`, f.site).Scan(&ref); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.Pool.Exec(ctx, `INSERT INTO media (site_id, listing_ref, kind, slot, url, position)
+		VALUES ($1, $2, 'link', 'externalLink-1', 'https://www.harbour.example/listings/hr-4471', 1)`, f.site, ref); err != nil {
+		t.Fatal(err)
+	}
 	f.worker(t, func(c *delivery.Config) { c.Mailer = sender })
-	body := `{"name":"Zoë Enquirer","email":"zoe@example.com","phone":"0412 345 678","type":"inquiry","agent_email":"alex@agency.example","message":"Can I inspect on Saturday?\nThanks, Zoë"}`
+	body := `{"name":"Zoë Enquirer","email":"zoe@example.com","phone":"0412 345 678","type":"inquiry","agent_email":"alex@agency.example","listing_id":"HR-4471","message":"Can I inspect on Saturday?\nThanks, Zoë"}`
 	id := f.lead(t, body)
 	f.lead(t, strings.Replace(body, "Saturday", "Sunday", 1)) // a duplicate: no second e-mail
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -59,14 +70,15 @@ func TestLeadEmail(t *testing.T) {
 		t.Errorf("Reply-To %q: %v %v", msg.Header.Get("Reply-To"), replyTo, err)
 	}
 	subject, _ := new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
-	if !strings.Contains(subject, "Zoë Enquirer") || msg.Header.Get("X-Listgate-Lead-Id") != jsonNumber(id) {
+	if !strings.Contains(subject, "Zoë Enquirer") || !strings.Contains(subject, "12 Smith Street") || msg.Header.Get("X-Listgate-Lead-Id") != jsonNumber(id) {
 		t.Errorf("subject %q, lead id %q", subject, msg.Header.Get("X-Listgate-Lead-Id"))
 	}
 	parts := mimeParts(t, msg)
 	link := "https://api.example.com/dashboard/sites/" + f.site + "/leads/" + jsonNumber(id)
 	for _, ct := range []string{"text/plain", "text/html"} {
 		p := parts[ct]
-		for _, want := range []string{"Zoë Enquirer", "zoe@example.com", "0412 345 678", "Can I inspect on Saturday?", link, "Alex Agent"} {
+		for _, want := range []string{"Zoë Enquirer", "zoe@example.com", "0412 345 678", "Can I inspect on Saturday?", link, "Alex Agent",
+			"Sunny family home", "12 Smith Street, Richmond", "HR-4471", "https://www.harbour.example/listings/hr-4471"} {
 			if !strings.Contains(p, want) {
 				t.Errorf("%s part lacks %q:\n%s", ct, want, p)
 			}

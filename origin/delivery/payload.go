@@ -61,6 +61,9 @@ type Listing struct {
 	// Address is what the feed lets be shown of the address.
 	Address *string `json:"address"`
 	Suburb  *string `json:"suburb"`
+	// URL is the listing's page on the agency's website, when its feed
+	// gives one (its first externalLink).
+	URL *string `json:"url"`
 }
 
 // Submission is one submission of a lead.
@@ -119,7 +122,8 @@ func (w *Worker) lead(siteID string, ev store.LeadEvent) Lead {
 	}
 	if li := ev.Listing; li != nil {
 		out.Listing = &Listing{ListingRef: li.Ref, ListingID: li.ListingID, AgencyID: li.AgencyID, Type: li.Type,
-			Status: li.ListingState, Headline: opt(li.Headline), Address: opt(li.Address), Suburb: opt(li.Suburb)}
+			Status: li.ListingState, Headline: opt(li.Headline), Address: opt(li.Address), Suburb: opt(li.Suburb),
+			URL: opt(li.Link)}
 	}
 	if s := ev.Submission; s != nil {
 		out.Submission = &Submission{SubmissionID: s.ID, Name: s.Name, Email: opt(s.Email), Phone: opt(s.Phone),

@@ -208,6 +208,9 @@ type LeadListing struct {
 	Suburb             string
 	State, Postcode    string
 	Type, ListingState string
+	// Link is the listing's first external link (REAXML externalLink),
+	// usually its page on the agency's website; "" when it has none.
+	Link string
 }
 
 // LeadEventData reads a lead for its delivery: siteID's lead leadID and,
@@ -218,20 +221,22 @@ func (db *DB) LeadEventData(ctx context.Context, siteID string, leadID, submissi
 	var l = &ev.Lead
 	var lst LeadListing
 	var ref *int64
-	var listingID, agencyID, headline, address, suburb, state, postcode, ltype, lstate *string
+	var listingID, agencyID, headline, address, suburb, state, postcode, ltype, lstate, link *string
 	err := db.Pool.QueryRow(ctx, `SELECT s.name, s.timezone, coalesce(s.default_lead_recipient, ''),
 			l.id, l.type, l.priority, l.status, l.name, coalesce(l.email, ''), coalesce(l.phone, ''),
 			coalesce(l.mobile, ''), coalesce(l.message, ''), coalesce(l.assigned_to, ''), l.created_at, l.updated_at,
 			l.metadata, coalesce(a.name, ''),
 			li.ref, li.unique_id, li.agency_id, li.headline, li.search_address, li.suburb, li.state, li.postcode,
-			li.type, li.status
+			li.type, li.status,
+			(SELECT m.url FROM media m WHERE m.site_id = l.site_id AND m.listing_ref = li.ref AND m.kind = 'link'
+				ORDER BY m.position LIMIT 1)
 		FROM leads l JOIN sites s ON s.id = l.site_id
 		LEFT JOIN agents a ON a.site_id = l.site_id AND a.id = l.assigned_agent_id
 		LEFT JOIN listings li ON li.site_id = l.site_id AND li.ref = l.listing_ref
 		WHERE l.site_id = $1 AND l.id = $2`, siteID, leadID).Scan(&ev.SiteName, &ev.SiteTimezone, &ev.DefaultRecipient,
 		&l.ID, &l.Type, &l.Priority, &l.Status, &l.Name, &l.Email, &l.Phone, &l.Mobile, &l.Message, &l.AssignedTo,
 		&l.CreatedAt, &l.UpdatedAt, &ev.Metadata, &ev.AgentName,
-		&ref, &listingID, &agencyID, &headline, &address, &suburb, &state, &postcode, &ltype, &lstate)
+		&ref, &listingID, &agencyID, &headline, &address, &suburb, &state, &postcode, &ltype, &lstate, &link)
 	if errors.Is(err, pgx.ErrNoRows) || isInvalidText(err) {
 		return LeadEvent{}, notFound("lead")
 	}
@@ -247,7 +252,7 @@ func (db *DB) LeadEventData(ctx context.Context, siteID string, leadID, submissi
 		}
 		lst = LeadListing{Ref: *ref, ListingID: s(listingID), AgencyID: s(agencyID), Headline: s(headline),
 			Address: s(address), Suburb: s(suburb), State: s(state), Postcode: s(postcode), Type: s(ltype),
-			ListingState: s(lstate)}
+			ListingState: s(lstate), Link: s(link)}
 		ev.Listing = &lst
 	}
 	if submissionID != 0 {
