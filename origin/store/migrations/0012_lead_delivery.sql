@@ -90,17 +90,25 @@ CREATE UNIQUE INDEX delivery_settings_one_row ON delivery_settings ((true));
 INSERT INTO delivery_settings DEFAULT VALUES;
 
 CREATE FUNCTION events_fan_out_leads() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    queued boolean;
 BEGIN
     INSERT INTO deliveries (site_id, endpoint_id, event_id, event_type, lead_id, payload, state)
     SELECT NEW.site_id, w.id, NEW.id, NEW.type, (NEW.payload->>'lead_id')::bigint, NEW.payload,
            CASE WHEN w.enabled THEN 'pending' ELSE 'held' END
     FROM webhook_endpoints w
     WHERE w.site_id = NEW.site_id AND NEW.type = ANY (w.events);
+    queued := FOUND;
     IF NEW.type = 'lead.created' AND (SELECT email FROM delivery_settings) THEN
         INSERT INTO deliveries (site_id, endpoint_id, event_id, event_type, lead_id, payload)
         VALUES (NEW.site_id, NULL, NEW.id, NEW.type, (NEW.payload->>'lead_id')::bigint, NEW.payload);
+        queued := true;
     END IF;
-    PERFORM pg_notify('listgate_deliveries', '');
+    -- Workers wake on it; a lead with nothing to deliver costs no NOTIFY
+    -- (which serializes committing transactions).
+    IF queued THEN
+        PERFORM pg_notify('listgate_deliveries', '');
+    END IF;
     RETURN NULL;
 END
 $$;
