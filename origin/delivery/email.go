@@ -144,7 +144,10 @@ func (w *Worker) leadEmail(d store.Delivery, ev store.LeadEvent, to string) (mai
 	}
 	m := mail.Message{To: &netmail.Address{Address: to}, Subject: subject, Text: text.String(), HTML: html.String(),
 		Headers: map[string]string{"X-Listgate-Lead-Id": strconv.FormatInt(l.LeadID, 10)}}
-	if l.Email != nil {
+	// An address the leads API accepts but a header cannot carry (an
+	// internationalised one) is left out of Reply-To: the text shows it,
+	// and the agent gets the lead.
+	if l.Email != nil && mail.CheckAddress(*l.Email) == nil {
 		m.ReplyTo = &netmail.Address{Name: l.Name, Address: *l.Email}
 	}
 	return m, nil

@@ -119,6 +119,19 @@ func formatAddress(field string, a *netmail.Address) (string, error) {
 	return s, nil
 }
 
+// CheckAddress reports whether addr can be written in a header and an
+// envelope by this package (To, From, Reply-To): an ASCII dot-atom local
+// part @ domain name, at most 254 bytes, that net/mail reads back
+// unchanged. Internationalised addresses (jösé@example.com,
+// anna@bücher.example), quoted local parts and domain literals are
+// refused. Callers with an optional address from outside, such as a lead's
+// Reply-To, check it first and leave it out when refused, rather than fail
+// the whole message. The error names the address.
+func CheckAddress(addr string) error {
+	_, err := formatAddress("address", &netmail.Address{Address: addr})
+	return err
+}
+
 // checkAddrSpec is the character-level part of formatAddress's rule: two
 // dot-atoms (atext separated by single dots) joined by one @, at most 254
 // bytes.
