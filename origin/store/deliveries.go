@@ -321,7 +321,7 @@ func (db *DB) ResendDelivery(ctx context.Context, siteID string, deliveryID int6
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `WITH src AS (SELECT * FROM deliveries WHERE id = $1 AND ($2 = '' OR site_id::text = $2)
 				AND endpoint_id IS NOT NULL),
-			due AS (UPDATE deliveries d SET state = 'pending', next_at = now() FROM src
+			due AS (UPDATE deliveries d SET state = 'pending', next_at = now(), done_at = NULL FROM src
 				WHERE d.endpoint_id = src.endpoint_id AND d.event_id = src.event_id AND d.state IN ('pending', 'held')
 				RETURNING d.id)
 			INSERT INTO deliveries (site_id, endpoint_id, event_id, event_type, lead_id, payload, body)
@@ -365,7 +365,8 @@ func (db *DB) ReplayWebhooks(ctx context.Context, siteID, endpointID string, sin
 		if !exists {
 			return pgx.ErrNoRows
 		}
-		tag, err := tx.Exec(ctx, `UPDATE deliveries SET state = 'pending', next_at = now()
+		// Pending again, so no longer finished: the sweep must leave it.
+		tag, err := tx.Exec(ctx, `UPDATE deliveries SET state = 'pending', next_at = now(), done_at = NULL
 			WHERE endpoint_id = $1 AND state = 'held' AND created_at >= $2`, endpointID, since)
 		if err != nil {
 			return err

@@ -93,9 +93,11 @@ CREATE FUNCTION events_fan_out_leads() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     queued boolean;
 BEGIN
-    INSERT INTO deliveries (site_id, endpoint_id, event_id, event_type, lead_id, payload, state)
+    -- A held delivery is finished until a replay (done_at, from which the
+    -- sweep keeps it store.DeliveryRetention), as one a worker holds.
+    INSERT INTO deliveries (site_id, endpoint_id, event_id, event_type, lead_id, payload, state, done_at)
     SELECT NEW.site_id, w.id, NEW.id, NEW.type, (NEW.payload->>'lead_id')::bigint, NEW.payload,
-           CASE WHEN w.enabled THEN 'pending' ELSE 'held' END
+           CASE WHEN w.enabled THEN 'pending' ELSE 'held' END, CASE WHEN w.enabled THEN NULL ELSE now() END
     FROM webhook_endpoints w
     WHERE w.site_id = NEW.site_id AND NEW.type = ANY (w.events);
     queued := FOUND;
