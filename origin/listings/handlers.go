@@ -3,6 +3,7 @@ package listings
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -47,7 +48,7 @@ func (s *Service) featured(w http.ResponseWriter, r *http.Request, st site) erro
 // is withdrawn, offmarket or deleted come as tombstones when the request
 // asked for changes (modified_since).
 func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f listingFilter) error {
-	sql, countSQL, b, pageCounts := listingSQL(st.id, f)
+	sql, countSQL, b, countArgs, pageCounts := listingSQL(st.id, f)
 	ctx := r.Context()
 	var found []*row
 	total := 0
@@ -70,15 +71,24 @@ func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f li
 		return rows.Err()
 	})
 	countTotal := func(r pgx.Row) error { return r.Scan(&total) }
+	exact := true
 	if !pageCounts {
-		batch.Queue(countSQL, b.args[:len(b.args)-2]...).QueryRow(countTotal)
+		batch.Queue(countSQL, countArgs...).QueryRow(countTotal)
 	}
 	if err := s.db.Pool.SendBatch(ctx, batch).Close(); err != nil {
 		return dbErr(err)
 	}
 	if pageCounts && len(found) == 0 && f.offset() > 0 {
-		if err := countTotal(s.db.Pool.QueryRow(ctx, countSQL, b.args[:len(b.args)-2]...)); err != nil {
+		if err := countTotal(s.db.Pool.QueryRow(ctx, countSQL, countArgs...)); err != nil {
 			return dbErr(err)
+		}
+		pageCounts = false
+	}
+	if !pageCounts {
+		// The count reads one past the bound to tell a total at the bound
+		// from one beyond.
+		if bound := countBound(f); total > bound {
+			total, exact = bound, false
 		}
 	}
 	data := make([]any, 0, len(found))
@@ -103,22 +113,28 @@ func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f li
 			i++
 		}
 	}
-	return respond(w, r, s.cc.Listings, model.Collection[any]{Data: data, Meta: meta(f.page, total)})
+	m := meta(f.page, total)
+	m.TotalExact = exact
+	return respond(w, r, s.cc.Listings, model.Collection[any]{Data: data, Meta: m})
 }
 
 // listingSQL returns the query of a listing page and the query of its
-// total. The page query's last two parameters are the limit and offset; the
-// count query takes the others. Kept apart, each can use an index: a window
+// total, bounded by countBound, with its arguments. The page query's last
+// two parameters are the limit and offset. Kept apart, each can use an index: a window
 // count would make the page query read every matching row — except for a
 // search ranked by relevance, which reads every match to rank it: its page
 // query returns the total too, as its last column (pageCounts).
-func listingSQL(siteID string, f listingFilter) (page, count string, b *sqlBuilder, pageCounts bool) {
+func listingSQL(siteID string, f listingFilter) (page, count string, b *sqlBuilder, countArgs []any, pageCounts bool) {
 	b, tsq := listingWhere(siteID, f)
 	if f.featuredOnly {
 		b.conds = append(b.conds, "l.featured")
 	}
-	count = `SELECT count(*) FROM listings l WHERE ` + b.where()
 	limit, offset := b.param(f.perPage), b.param(f.offset())
+	// The count's bound is the last parameter: the count query takes every
+	// parameter but the page's limit and offset, then this one.
+	count = `SELECT count(*) FROM (SELECT FROM listings l WHERE ` + b.where() + ` LIMIT $` +
+		fmt.Sprint(len(b.args)-1) + `) c`
+	countArgs = append(b.args[:len(b.args)-2:len(b.args)-2], countBound(f)+1)
 	if tsq != "" && f.sort == "relevance" {
 		// Ranking reads every match anyway (a broad search matches most
 		// of a site): read them once, narrow, for both the page and the
@@ -129,20 +145,41 @@ func listingSQL(siteID string, f listingFilter) (page, count string, b *sqlBuild
 				ORDER BY rank DESC, modified_at DESC, ref DESC LIMIT ` + limit + ` OFFSET ` + offset + `)
 			SELECT ` + rowColumns + `, p.total FROM p JOIN listings l ON l.site_id = $1 AND l.ref = p.ref
 			ORDER BY p.rank DESC, p.modified_at DESC, p.ref DESC`
-		return page, count, b, true
+		return page, count, b, countArgs, true
 	}
-	page = `SELECT ` + rowColumns + ` FROM listings l WHERE ` + b.where() +
-		` ORDER BY ` + orderBy(f.sort, tsq) + ` LIMIT ` + limit + ` OFFSET ` + offset
-	return page, count, b, false
+	order := orderBy(f.sort, tsq)
+	if f.offset() == 0 {
+		page = `SELECT ` + rowColumns + ` FROM listings l WHERE ` + b.where() +
+			` ORDER BY ` + order + ` LIMIT ` + limit + ` OFFSET ` + offset
+		return page, count, b, countArgs, false
+	}
+	// A deeper page skips its offset in the index alone (an index-only scan
+	// of the refs), then reads the rows of the page only: skipping rows
+	// would read each skipped listing.
+	page = `SELECT ` + rowColumns + ` FROM (SELECT l.ref FROM listings l WHERE ` + b.where() +
+		` ORDER BY ` + order + ` LIMIT ` + limit + ` OFFSET ` + offset + `) p
+		JOIN listings l ON l.site_id = $1 AND l.ref = p.ref ORDER BY ` + order
+	return page, count, b, countArgs, false
 }
+
+// countBound is how many matches a listing query counts at most: up to
+// countWindow past the end of the page.
+func countBound(f listingFilter) int { return f.offset() + f.perPage + countWindow }
 
 func tombstone(status string) bool {
 	return status == "withdrawn" || status == "offmarket" || status == "deleted"
 }
 
 func meta(p page, total int) model.Meta {
-	return model.Meta{Page: p.page, PerPage: p.perPage, Total: total, TotalPages: (total + p.perPage - 1) / p.perPage}
+	return model.Meta{Page: p.page, PerPage: p.perPage, Total: total, TotalExact: true,
+		TotalPages: (total + p.perPage - 1) / p.perPage}
 }
+
+// countWindow is how far past the end of the page asked for a listing
+// query counts its matches: a site of 100,000 listings would otherwise
+// count them all for every page. Beyond it the total is a lower bound
+// (meta.total_exact false).
+const countWindow = 1000
 
 // one serves a single listing by listing_ref, listing_id or
 // AGENCYID:UNIQUEID. Deleted listings are not served.

@@ -10,10 +10,13 @@ type Collection[T any] struct {
 
 // Meta is a collection's pagination.
 type Meta struct {
-	Page       int `json:"page"`
-	PerPage    int `json:"per_page"`
-	Total      int `json:"total"`
-	TotalPages int `json:"total_pages"`
+	Page    int `json:"page"`
+	PerPage int `json:"per_page"`
+	// Total counts the matches exactly when TotalExact; otherwise it is a
+	// lower bound (a listing query counts up to a bound past the page).
+	Total      int  `json:"total"`
+	TotalExact bool `json:"total_exact"`
+	TotalPages int  `json:"total_pages"`
 }
 
 // Listing is a listing as the read API serves it. Absent or hidden values

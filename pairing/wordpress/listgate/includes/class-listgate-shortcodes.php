@@ -348,7 +348,10 @@ class Listgate_Shortcodes {
 			$result = Listgate_Client::get( $path, $query );
 			$first  = '' === $result['error'] ? $result['data'] : null;
 		}
-		if ( is_array( $first ) && isset( $first['meta']['total_pages'] ) && is_numeric( $first['meta']['total_pages'] ) ) {
+		// A total that is a lower bound (total_exact false, on a site with
+		// thousands of matches) does not bound the page.
+		if ( is_array( $first ) && isset( $first['meta']['total_pages'] ) && is_numeric( $first['meta']['total_pages'] )
+			&& self::total_exact( $first ) ) {
 			$page = min( $page, max( 1, (int) $first['meta']['total_pages'] ) );
 		}
 		return $page;
@@ -370,7 +373,7 @@ class Listgate_Shortcodes {
 			'page'  => $page,
 			'total' => $total,
 		);
-		if ( $total <= 1 ) {
+		if ( $total <= 1 && self::total_exact( $data ) ) {
 			return $args;
 		}
 		$last = 0;
@@ -395,10 +398,22 @@ class Listgate_Shortcodes {
 		if ( $page > 1 ) {
 			$args['prev'] = self::page_link( $page - 1 );
 		}
-		if ( $page < $total ) {
+		if ( $page < $total || ( ! self::total_exact( $data ) && $page < self::MAX_PAGE ) ) {
 			$args['next'] = self::page_link( $page + 1 );
 		}
 		return $args;
+	}
+
+	/**
+	 * Whether a collection's total is exact: false when the API counted its
+	 * matches only up to a bound past the page (meta.total_exact), so that
+	 * there may be pages past total_pages.
+	 *
+	 * @param array $data The collection.
+	 * @return bool
+	 */
+	private static function total_exact( $data ) {
+		return ! isset( $data['meta']['total_exact'] ) || false !== $data['meta']['total_exact'];
 	}
 
 	/**
