@@ -35,7 +35,7 @@ func TestTotalBounded(t *testing.T) {
 		{"?page=50", n, true, n / 20, 20},
 		{"?per_page=50", 50 + countWindow, false, (50 + countWindow) / 50, 50},
 		{"?per_page=100", n, true, n / 100, 100}, // exactly at the bound
-		{"?page=60", n, true, n / 20, 0}, // past the end
+		{"?page=60", n, true, n / 20, 0},         // past the end
 	} {
 		e.get(t, "/v1/sites/{site}/listings"+tc.query, &c)
 		m := c.Meta
