@@ -52,10 +52,15 @@ type Config struct {
 	PublicURL string
 	// Workers bounds the attempts in flight. Default 32.
 	Workers int
-	// Timeout bounds one attempt. Default 10 s.
+	// Timeout bounds one attempt's request (a webhook's, an e-mail's); the
+	// attempt, reading the lead included, ends attemptSlack after it at the
+	// latest. Default 10 s.
 	Timeout time.Duration
-	// Lease is how long a claim keeps other workers off; more than Timeout.
-	// Default 3 × Timeout.
+	// Lease is how long a claim keeps other workers off. It must outlast an
+	// attempt and the recording of its result (Timeout + attemptSlack +
+	// recordTimeout), or another claim would send the delivery again
+	// meanwhile and the first result would not count: a shorter one is
+	// raised to that plus Timeout. Default 3 × Timeout.
 	Lease time.Duration
 	// PollInterval is how often due deliveries are looked for without a
 	// notification (retries come due this way). Default 1 s.
@@ -101,8 +106,8 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	if cfg.Lease <= cfg.Timeout {
-		cfg.Lease = 3 * cfg.Timeout
+	if minLease := cfg.Timeout + attemptSlack + recordTimeout; cfg.Lease <= minLease {
+		cfg.Lease = max(3*cfg.Timeout, minLease+cfg.Timeout)
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = time.Second
@@ -173,6 +178,15 @@ func (w *Worker) claimAndSend(ctx context.Context) (full bool, err error) {
 	return len(ds) == free, nil
 }
 
+// attemptSlack is how long an attempt may last beyond Timeout: reading the
+// lead, composing the message. recordTimeout bounds recording its result,
+// which does not share the attempt's deadline: a message sent at the last
+// moment is still recorded as sent, not sent again.
+const (
+	attemptSlack  = 5 * time.Second
+	recordTimeout = 5 * time.Second
+)
+
 // start sends each delivery in its own goroutine, holding a slot.
 func (w *Worker) start(ds []store.Delivery) {
 	for _, d := range ds {
@@ -184,7 +198,7 @@ func (w *Worker) start(ds []store.Delivery) {
 			}()
 			// An attempt outlives a stopping Run: it is bounded by Timeout,
 			// and its result saves a retry of its delivery.
-			ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout+5*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout+attemptSlack)
 			defer cancel()
 			w.deliver(ctx, d)
 		})
@@ -206,7 +220,9 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery) {
 	if r.State == store.DeliveryPending && time.Since(d.CreatedAt) > webhook.RetryFor {
 		r.State = store.DeliveryFailed
 	}
-	disabled, err := w.cfg.DB.FinishDelivery(ctx, r)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	disabled, err := w.cfg.DB.FinishDelivery(rctx, r)
 	if err != nil {
 		// The claim's lease ends and another attempt is made.
 		w.log.Warn("delivery: could not record an attempt", "delivery", d.ID, "err", err)
