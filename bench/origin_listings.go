@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/listgate/listgate/origin/api"
@@ -23,19 +22,23 @@ func init() {
 	scenarios["origin-listings"] = benchOriginListings
 	plans["origin-listings"] = func(q bool) time.Duration {
 		if q {
-			return 15 * time.Second
+			return 30 * time.Second
 		}
-		return 30*time.Second + 3*8*time.Second // 50,000 listings made, then three runs
+		return 60*time.Second + 2*7*4*time.Second // the sites made, then 7 requests × 2 sites
 	}
 }
 
-// benchOriginListings measures the origin's listing page (Postgres per
-// request, no edge) on a site of 50,000 listings: requests/s and p99 for
-// the default page, a filtered page and a search.
+// benchOriginListings measures the origin's reads (Postgres per request,
+// no edge) side by side on a small site (250 listings) and a large one
+// (100,000), the same requests on both: the default page, a filtered and
+// sorted page, page 200, and four searches (a common word, a rare word, a
+// suburb, a typo's prefix). The ratio large/small says how much a read's
+// cost grows with the site.
 func benchOriginListings(args []string) error {
 	fs := flag.NewFlagSet("origin-listings", flag.ContinueOnError)
-	n := fs.Int("listings", def(50000, 2000), "listings on the site")
-	dur := fs.Duration("duration", def(8*time.Second, time.Second), "duration of each run")
+	small := fs.Int("small", 250, "listings on the small site")
+	large := fs.Int("listings", def(100000, 10000), "listings on the large site")
+	dur := fs.Duration("duration", def(4*time.Second, time.Second), "duration of each run")
 	workers := fs.Int("workers", 16, "concurrent clients")
 	explain := fs.Bool("explain", false, "print the plans of the main queries")
 	if err := fs.Parse(args); err != nil {
@@ -47,41 +50,27 @@ func benchOriginListings(args []string) error {
 		return err
 	}
 	defer cleanup()
-	site, err := db.CreateSite(ctx, "Bench Realty", model.Enterprise, "")
+	smallSite, err := benchSite(ctx, db, "Small Realty", *small)
 	if err != nil {
 		return err
 	}
-	// Import a generated feed, then copy its listings until the site has n:
-	// a full ingest of 50,000 would measure the importer, not the reads.
-	base := min(*n, 2000)
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(reaxmlgen.Generate(pw, reaxmlgen.Options{Seed: 5, Listings: base})) }()
-	if _, err := ingest.New(db, slog.New(slog.DiscardHandler)).Import(ctx, site.ID, pr, ingest.Options{}); err != nil {
-		return err
-	}
-	copies := (*n + base - 1) / base
-	if _, err := db.Pool.Exec(ctx, `INSERT INTO listings (site_id, agency_id, unique_id, type, status, under_offer,
-			category, headline, description, suburb, state, postcode, search_address, price, price_shown, bedrooms,
-			bathrooms, car_spaces, doc, feed_mod_time, modified_at, created_at)
-		SELECT l.site_id, l.agency_id, l.unique_id || '-' || c, l.type, l.status, l.under_offer, l.category,
-			l.headline, l.description, l.suburb, l.state, l.postcode, l.search_address, l.price, l.price_shown,
-			l.bedrooms, l.bathrooms, l.car_spaces, l.doc, l.feed_mod_time, l.modified_at - (c || ' seconds')::interval,
-			l.created_at
-		FROM listings l, generate_series(1, $2::int - 1) c WHERE l.site_id = $1`, site.ID, copies); err != nil {
+	largeSite, err := benchSite(ctx, db, "Large Realty", *large)
+	if err != nil {
 		return err
 	}
 	if err := vacuum(ctx, db); err != nil {
 		return err
 	}
-	var total int
-	db.Pool.QueryRow(ctx, `SELECT count(*) FROM listings WHERE site_id = $1`, site.ID).Scan(&total)
-
+	words, err := searchWords(ctx, db, largeSite)
+	if err != nil {
+		return err
+	}
 	if *explain {
 		for _, q := range []string{
 			`SELECT count(*) FROM listings l WHERE l.site_id = $1 AND l.status = 'current'`,
 			`SELECT l.ref, l.doc FROM listings l WHERE l.site_id = $1 AND l.status = 'current' ORDER BY l.modified_at DESC, l.ref DESC LIMIT 20`,
 		} {
-			rows, _ := db.Pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+q, site.ID)
+			rows, _ := db.Pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+q, largeSite)
 			for rows.Next() {
 				var line string
 				rows.Scan(&line)
@@ -101,35 +90,107 @@ func benchOriginListings(args []string) error {
 	go hs.Serve(ln)
 	defer hs.Close()
 
-	fmt.Printf("origin-listings: site of %d listings, %d clients, %v per run\n", total, *workers, *dur)
-	t := reportTable{Title: fmt.Sprintf("The origin alone (Postgres per request), a site of %s listings, %d clients, %v each:", fmtRate(float64(total)), *workers, *dur),
-		Header: []string{"page", "requests/s", "p50", "p99", "requests"}}
-	runs := map[string]loadResult{}
-	for _, q := range []string{"", "?type=residential&min_bedrooms=3&sort=-price", "?q=family+home"} {
-		path := "/v1/sites/" + site.ID + "/listings"
-		if len(q) > 2 && q[:3] == "?q=" {
-			path += "/search"
+	fmt.Printf("origin-listings: sites of %d and %d listings, %d clients, %v per run; searches %+v\n", *small, *large, *workers, *dur, words)
+	t := reportTable{Title: fmt.Sprintf("The origin alone (Postgres per request), %d clients, %v per run, the same requests on a site of %s listings and one of %s, side by side:",
+		*workers, *dur, fmtRate(float64(*small)), fmtRate(float64(*large))),
+		Header: []string{"request", "small req/s", "small p99", "large req/s", "large p99", "large / small"}}
+	runs := map[string]any{}
+	requests := []struct{ name, path string }{
+		{"default page", "/listings"},
+		{"filtered and sorted", "/listings?type=residential&min_bedrooms=3&sort=-price"},
+		{"page 200", "/listings?page=200"},
+		{"search: common word " + words.common, "/listings/search?q=" + words.common},
+		{"search: rare word " + words.rare, "/listings/search?q=" + words.rare},
+		{"search: suburb " + words.suburb, "/listings/search?q=" + words.suburb},
+		{"search: prefix " + words.prefix, "/listings/search?q=" + words.prefix},
+	}
+	for _, rq := range requests {
+		var res [2]loadResult
+		for i, site := range []string{smallSite, largeSite} {
+			url := "http://" + ln.Addr().String() + "/v1/sites/" + site + rq.path
+			res[i] = closedLoop(ctx, *workers, *dur, 1_000_000, func(int) *http.Request {
+				req, _ := http.NewRequest("GET", url, nil)
+				req.Header.Set(api.HeaderInternalToken, token)
+				req.Header.Set(api.HeaderSite, site)
+				req.Header.Set(api.HeaderKeyID, "bench")
+				req.Header.Set(api.HeaderScopes, "listings:read")
+				return req
+			}, nil)
+			if res[i].Requests == 0 || res[i].Statuses[200] != res[i].Requests {
+				return fmt.Errorf("%s: %s", rq.name, res[i])
+			}
 		}
-		url := "http://" + ln.Addr().String() + path + q
-		res := closedLoop(ctx, *workers, *dur, 1_000_000, func(int) *http.Request {
-			req, _ := http.NewRequest("GET", url, nil)
-			req.Header.Set(api.HeaderInternalToken, token)
-			req.Header.Set(api.HeaderSite, site.ID)
-			req.Header.Set(api.HeaderKeyID, "bench")
-			req.Header.Set(api.HeaderScopes, "listings:read")
-			return req
-		}, nil)
-		name := strings.TrimPrefix(path, "/v1/sites/"+site.ID) + q
-		fmt.Printf("origin-listings: %-45s %s\n", name, res)
-		runs[name] = res
-		t.Rows = append(t.Rows, []string{"`" + name + "`", fmtRate(res.rps()), fmtMs(ms(res.P50)), fmtMs(ms(res.P99)), fmt.Sprint(res.Requests)})
-		summarize("origin-listings", "%s: %s req/s, p50 %s, p99 %s", name, fmtRate(res.rps()), fmtMs(ms(res.P50)), fmtMs(ms(res.P99)))
-		if res.Requests == 0 || res.Statuses[200] != res.Requests {
-			return fmt.Errorf("%s: %s", name, res)
-		}
+		r := res[1].rps() / res[0].rps()
+		fmt.Printf("origin-listings: %-40s small %s  large %s  large/small %s\n", rq.name, res[0], res[1], fmtRatio(r))
+		runs[rq.name] = map[string]any{"path": rq.path, "small": res[0], "large": res[1], "ratio": r}
+		t.Rows = append(t.Rows, []string{rq.name, fmtRate(res[0].rps()), fmtMs(ms(res[0].P99)),
+			fmtRate(res[1].rps()), fmtMs(ms(res[1].P99)), "**" + fmtRatio(r) + "**"})
+		summarize("origin-listings", "%s: large/small %s (%s vs %s req/s)", rq.name, fmtRatio(r), fmtRate(res[1].rps()), fmtRate(res[0].rps()))
 	}
 	addTable("origin-listings", t)
-	return writeResults("origin-listings", map[string]any{"listings": total, "workers": *workers, "duration_s": dur.Seconds(), "runs": runs})
+	return writeResults("origin-listings", map[string]any{"small": *small, "large": *large, "workers": *workers,
+		"duration_s": dur.Seconds(), "runs": runs})
+}
+
+// benchSite makes a site of n listings from the feed generator: a generated
+// feed imported, then its listings copied (with new ids, and modification
+// times spread) until the site has n — a full import of 100,000 would
+// measure the importer, not the reads.
+func benchSite(ctx context.Context, db *store.DB, name string, n int) (string, error) {
+	site, err := db.CreateSite(ctx, name, model.Enterprise, "")
+	if err != nil {
+		return "", err
+	}
+	base := min(n, 2000)
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(reaxmlgen.Generate(pw, reaxmlgen.Options{Seed: uint64(n), Listings: base})) }()
+	if _, err := ingest.New(db, slog.New(slog.DiscardHandler)).Import(ctx, site.ID, pr, ingest.Options{}); err != nil {
+		return "", err
+	}
+	copies := (n + base - 1) / base
+	if copies > 1 {
+		if _, err := db.Pool.Exec(ctx, `INSERT INTO listings (site_id, agency_id, unique_id, type, status, under_offer,
+				category, headline, description, suburb, state, postcode, search_address, price, price_shown, bedrooms,
+				bathrooms, car_spaces, doc, feed_mod_time, modified_at, created_at)
+			SELECT l.site_id, l.agency_id, l.unique_id || '-' || c, l.type, l.status, l.under_offer, l.category,
+				l.headline, l.description, l.suburb, l.state, l.postcode, l.search_address, l.price, l.price_shown,
+				l.bedrooms, l.bathrooms, l.car_spaces, l.doc, l.feed_mod_time, l.modified_at - (c || ' seconds')::interval,
+				l.created_at
+			FROM listings l, generate_series(1, $2::int - 1) c WHERE l.site_id = $1`, site.ID, copies); err != nil {
+			return "", err
+		}
+	}
+	return site.ID, nil
+}
+
+// benchWords are the searches' words, taken from the large site's text.
+type benchWords struct{ common, rare, suburb, prefix string }
+
+// wordStats is ts_stat over the descriptions of one site.
+const wordStats = `SELECT word, ndoc FROM ts_stat(format(
+	'SELECT to_tsvector(''simple'', coalesce(description, '''')) FROM listings WHERE site_id = %L', $1::text))
+	WHERE length(word) >= 5 AND word ~ '^[a-z]+$'`
+
+// searchWords picks a word in most listings, one in about one in a
+// thousand, the most common suburb, and the first four letters of a
+// common word of at least seven letters (a search for a word being typed).
+func searchWords(ctx context.Context, db *store.DB, site string) (benchWords, error) {
+	var w benchWords
+	var n int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM listings WHERE site_id = $1`, site).Scan(&n); err != nil {
+		return w, err
+	}
+	err := db.Pool.QueryRow(ctx, `WITH s AS MATERIALIZED (`+wordStats+`)
+		SELECT (SELECT word FROM s ORDER BY ndoc DESC, word LIMIT 1),
+			(SELECT word FROM s ORDER BY abs(ndoc - greatest($2::int / 1000, 1)), word LIMIT 1),
+			(SELECT substr(word, 1, 4) FROM s WHERE length(word) >= 7 ORDER BY ndoc DESC, word LIMIT 1 OFFSET 3)`,
+		site, n).Scan(&w.common, &w.rare, &w.prefix)
+	if err != nil {
+		return w, err
+	}
+	err = db.Pool.QueryRow(ctx, `SELECT lower(suburb) FROM listings WHERE site_id = $1 AND suburb IS NOT NULL
+		AND suburb !~ ' ' GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`, site).Scan(&w.suburb)
+	return w, err
 }
 
 // benchDatabase starts a throwaway Postgres with a migrated database.
