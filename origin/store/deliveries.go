@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -138,15 +139,15 @@ func (db *DB) FinishDelivery(ctx context.Context, r DeliveryResult) (disabled bo
 	if r.Attempted {
 		b.Queue(`INSERT INTO delivery_attempts (site_id, delivery_id, attempt, status, latency_ms, error, response)
 			VALUES ($7, $1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-			r.ID, r.Attempt, nullInt(int64(r.Status)), r.Latency.Milliseconds(), nullString(truncate(r.Error, 1000)),
-			nullString(truncate(r.Response, 2048)), r.SiteID)
+			r.ID, r.Attempt, nullInt(int64(r.Status)), r.Latency.Milliseconds(), nullString(logText(r.Error, 1000)),
+			nullString(logText(r.Response, 2048)), r.SiteID)
 	}
 	done := r.State != DeliveryPending
 	b.Queue(`UPDATE deliveries SET state = $3, body = coalesce(body, $4),
 			next_at = CASE WHEN $5 THEN next_at ELSE $6 END,
 			done_at = CASE WHEN $5 THEN now() END, last_error = $7
 		WHERE id = $1 AND attempts = $2`,
-		r.ID, r.Attempt, r.State, r.Body, done, r.RetryAt, nullString(truncate(r.Error, 1000)))
+		r.ID, r.Attempt, r.State, r.Body, done, r.RetryAt, nullString(logText(r.Error, 1000)))
 	if r.Attempted && r.EndpointID != "" {
 		if r.State == DeliveryDelivered {
 			b.Queue(`UPDATE webhook_endpoints SET failures = 0, failing_since = NULL
@@ -174,7 +175,13 @@ func (db *DB) FinishDelivery(ctx context.Context, r DeliveryResult) (disabled bo
 	return disabled, nil
 }
 
-func truncate(s string, n int) string {
+// logText makes s, which may come from a receiver or a mail server, text
+// that PostgreSQL stores: bytes that are not UTF-8, and NUL, become U+FFFD
+// (or the whole batch of FinishDelivery would fail, and the attempt would
+// be made again and again). Then it cuts s to at most n bytes, on a
+// character boundary.
+func logText(s string, n int) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 	if len(s) <= n {
 		return s
 	}
