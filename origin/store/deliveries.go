@@ -322,13 +322,20 @@ func (db *DB) DeliveryLog(ctx context.Context, siteID, endpointID string, limit 
 // ResendDelivery queues a site's webhook delivery again: a new delivery of
 // the same event (so the same webhook-id and body) to the same endpoint,
 // due now. One already pending for that event and endpoint is not doubled:
-// it is made due now instead. It returns the id of the pending delivery.
+// it is made due now instead, unless its latest claim has not recorded its
+// attempt (a worker is sending it: it stays under the claim's lease, so
+// that no other worker sends it at the same time). It returns the id of the
+// pending delivery.
 func (db *DB) ResendDelivery(ctx context.Context, siteID string, deliveryID int64) (int64, error) {
 	var id int64
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `WITH src AS (SELECT * FROM deliveries WHERE id = $1 AND ($2 = '' OR site_id::text = $2)
 				AND endpoint_id IS NOT NULL),
-			due AS (UPDATE deliveries d SET state = 'pending', next_at = now(), done_at = NULL FROM src
+			due AS (UPDATE deliveries d SET state = 'pending', done_at = NULL,
+					next_at = CASE WHEN d.state = 'held' OR d.attempts = 0 OR EXISTS (SELECT 1 FROM delivery_attempts a
+						WHERE a.site_id = d.site_id AND a.delivery_id = d.id AND a.attempt = d.attempts)
+					THEN now() ELSE d.next_at END
+				FROM src
 				WHERE d.endpoint_id = src.endpoint_id AND d.event_id = src.event_id AND d.state IN ('pending', 'held')
 				RETURNING d.id)
 			INSERT INTO deliveries (site_id, endpoint_id, event_id, event_type, lead_id, payload, body)
