@@ -82,14 +82,15 @@ func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f li
 		if err := countTotal(s.db.Pool.QueryRow(ctx, countSQL, countArgs...)); err != nil {
 			return dbErr(err)
 		}
-		pageCounts = false
 	}
-	if !pageCounts {
-		// The count reads one past the bound to tell a total at the bound
-		// from one beyond.
-		if bound := countBound(f); total > bound {
-			total, exact = bound, false
-		}
+	// The count reads one past its bound to tell a total at the bound from
+	// one beyond.
+	bound := countBound(f)
+	if pageCounts {
+		bound = searchWindow
+	}
+	if total > bound {
+		total, exact = bound, false
 	}
 	data := make([]any, 0, len(found))
 	var full []*row
@@ -136,14 +137,22 @@ func listingSQL(siteID string, f listingFilter) (page, count string, b *sqlBuild
 		fmt.Sprint(len(b.args)-1) + `) c`
 	countArgs = append(b.args[:len(b.args)-2:len(b.args)-2], countBound(f)+1)
 	if tsq != "" && f.sort == "relevance" {
-		// Ranking reads every match anyway (a broad search matches most
-		// of a site): read them once, narrow, for both the page and the
-		// total, then fetch the page's rows.
-		page = `WITH m AS MATERIALIZED (
-				SELECT l.ref, ts_rank_cd(l.search, ` + tsq + `) AS rank, l.modified_at FROM listings l WHERE ` + b.where() + `),
-			p AS (SELECT ref, rank, modified_at, count(*) OVER () AS total FROM m
+		// Ranking reads each match it ranks, and a broad search (a word in
+		// most listings) matches most of a site: it ranks the searchWindow
+		// most recently modified matches only, found from the newest down
+		// (or, for a narrow search, all its matches, from the full-text
+		// index: the planner chooses with the word's statistics). One more
+		// is read to tell a narrow search from a broad one; the page
+		// carries the count (pageCounts).
+		countArgs = append(b.args[:len(b.args)-2:len(b.args)-2], searchWindow+1)
+		page = `WITH c AS MATERIALIZED (
+				SELECT l.ref, l.modified_at, ts_rank_cd(l.search, ` + tsq + `) AS rank FROM listings l
+				WHERE ` + b.where() + ` ORDER BY l.modified_at DESC, l.ref DESC LIMIT ` + fmt.Sprint(searchWindow+1) + `),
+			w AS (SELECT ref, modified_at, rank, count(*) OVER () AS matched FROM c
+				ORDER BY modified_at DESC, ref DESC LIMIT ` + fmt.Sprint(searchWindow) + `),
+			p AS (SELECT ref, rank, modified_at, matched FROM w
 				ORDER BY rank DESC, modified_at DESC, ref DESC LIMIT ` + limit + ` OFFSET ` + offset + `)
-			SELECT ` + rowColumns + `, p.total FROM p JOIN listings l ON l.site_id = $1 AND l.ref = p.ref
+			SELECT ` + rowColumns + `, p.matched FROM p JOIN listings l ON l.site_id = $1 AND l.ref = p.ref
 			ORDER BY p.rank DESC, p.modified_at DESC, p.ref DESC`
 		return page, count, b, countArgs, true
 	}
@@ -180,6 +189,10 @@ func meta(p page, total int) model.Meta {
 // count them all for every page. Beyond it the total is a lower bound
 // (meta.total_exact false).
 const countWindow = 1000
+
+// searchWindow is how many matches a search sorted by relevance ranks at
+// most: the most recently modified. A narrower search ranks every match.
+const searchWindow = 1000
 
 // one serves a single listing by listing_ref, listing_id or
 // AGENCYID:UNIQUEID. Deleted listings are not served.
