@@ -13,11 +13,13 @@ import (
 func init() {
 	scenarios["drills"] = benchDrills
 	plans["drills"] = func(quick bool) time.Duration {
-		// Seven systems (setup each) and the drills' load phases.
+		// Eight systems (setup each) and the drills' load phases; of those,
+		// webhook-outage's phases and its wait for the retries: about 25 s
+		// quick, 130 s full.
 		if quick {
-			return 7*systemSetup + 55*time.Second
+			return 8*systemSetup + 80*time.Second
 		}
-		return 7*systemSetup + 145*time.Second
+		return 8*systemSetup + 275*time.Second
 	}
 }
 
@@ -27,6 +29,15 @@ type drillParams struct {
 	readWorkers     int
 	leadWorkers     int
 	rounds          int // key-revoked repetitions
+
+	// webhook-outage: leads per second, how long the receiver refuses
+	// connections, how long it then answers slowly and how slowly, how
+	// long to wait for every webhook afterwards, and the origins' YAML
+	// config (empty: the defaults).
+	hookRate                        float64
+	hookOutage, hookSlow, hookDelay time.Duration
+	hookWait                        time.Duration
+	hookOriginConfig                string
 }
 
 // drill is one fault drill: it starts its own system, runs its load and
@@ -46,6 +57,7 @@ var drills = []drill{
 	{"key-revoked", drillKeyRevoked},
 	{"upload-flood", drillUploadFlood},
 	{"rolling-deploy", drillRollingDeploy},
+	{"webhook-outage", drillWebhookOutage},
 }
 
 // benchDrills runs the fault drills (docs/operations.md, "Fault drills"),
@@ -65,6 +77,18 @@ func benchDrills(args []string) error {
 	fs.IntVar(&p.readWorkers, "read-workers", 4, "concurrent readers")
 	fs.IntVar(&p.leadWorkers, "lead-workers", 4, "concurrent lead submitters")
 	fs.IntVar(&p.rounds, "rounds", def(5, 3), "key-revoked repetitions")
+	fs.Float64Var(&p.hookRate, "webhook-rate", 50, "webhook-outage: leads per second throughout")
+	// Under -quick the outage is 5 s and the origins' webhook timeout 4 s,
+	// which shortens the claim lease (origin/delivery: 18 s instead of
+	// 30 s): the drill's time is mostly the wait for the retries' backoff
+	// (up to about the outage again) and for the killed origin's claims,
+	// and so stays near 30 s.
+	fs.DurationVar(&p.hookOutage, "webhook-outage", def(60*time.Second, 5*time.Second), "webhook-outage: how long the receiver refuses connections")
+	fs.DurationVar(&p.hookSlow, "webhook-slow", def(30*time.Second, 4*time.Second), "webhook-outage: how long it then answers slowly")
+	fs.DurationVar(&p.hookDelay, "webhook-answer-delay", def(3*time.Second, 2*time.Second), "webhook-outage: how long each slow answer takes (under the origin's webhook timeout)")
+	fs.DurationVar(&p.hookWait, "webhook-wait", def(5*time.Minute, 2*time.Minute), "webhook-outage: the longest wait, after the last lead, for every webhook")
+	fs.StringVar(&p.hookOriginConfig, "webhook-origin-config", def("", "webhook_timeout: 4s"),
+		"webhook-outage: YAML for the origins' -config (\"webhook_timeout: 4s\": claims leased for 18 s; empty: the defaults, 10 s and 30 s)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -109,7 +133,10 @@ func benchDrills(args []string) error {
 	}
 	addTable("drills", table)
 	params := map[string]any{"pre_s": p.pre.Seconds(), "down_s": p.down.Seconds(), "post_s": p.post.Seconds(),
-		"read_workers": p.readWorkers, "lead_workers": p.leadWorkers, "rounds": p.rounds}
+		"read_workers": p.readWorkers, "lead_workers": p.leadWorkers, "rounds": p.rounds,
+		"webhook_rate": p.hookRate, "webhook_outage_s": p.hookOutage.Seconds(), "webhook_slow_s": p.hookSlow.Seconds(),
+		"webhook_answer_delay_s": p.hookDelay.Seconds(), "webhook_wait_s": p.hookWait.Seconds(),
+		"webhook_origin_config": p.hookOriginConfig}
 	if err := writeResults("drills", map[string]any{"quick": quick, "params": params, "drills": results}); err != nil {
 		return err
 	}

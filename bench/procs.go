@@ -23,8 +23,14 @@ func binaries(dir string) (origin, edge string, err error) {
 
 // cli runs an origin admin command with --json and decodes its output.
 func cli(ctx context.Context, bin, dbURL string, dst any, args ...string) error {
+	return cliEnv(ctx, bin, []string{"LISTGATE_DATABASE_URL=" + dbURL}, dst, args...)
+}
+
+// cliEnv is cli with env (KEY=value, the database's among them) added to
+// the bench's environment.
+func cliEnv(ctx context.Context, bin string, env []string, dst any, args ...string) error {
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "LISTGATE_DATABASE_URL="+dbURL)
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {

@@ -11,6 +11,7 @@ import (
 	"github.com/listgate/listgate/pkg/devdb"
 	"github.com/listgate/listgate/pkg/devproc"
 	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/webhook"
 )
 
 // benchToken is the internal token of the processes a benchmark starts.
@@ -34,7 +35,11 @@ type benchSystem struct {
 	edge               *devproc.Process   // edges[0]
 	edges              []*devproc.Process // every edge started, killed ones included
 	edgeArgs           []string           // each edge's arguments (its -config)
-	plan               model.Plan
+	originArgs         []string           // each origin's arguments after serve (its -config)
+	// webhookEnv is what origins and the CLI get with systemOptions.Webhooks:
+	// the secret key and the loopback allowance.
+	webhookEnv []string
+	plan       model.Plan
 
 	siteID             string
 	readKey, readKeyID string // listings:read, agents:read, stats:read
@@ -59,6 +64,15 @@ type systemOptions struct {
 	// EdgeConfig, when not empty, is YAML every edge reads as its -config
 	// file (configs/edge.yaml), e.g. "public_limit: 1000000".
 	EdgeConfig string
+	// OriginConfig, when not empty, is YAML every origin reads as its
+	// -config file (configs/origin.yaml), e.g. "webhook_timeout: 4s".
+	OriginConfig string
+	// Webhooks gives every origin and the CLI a new LISTGATE_SECRET_KEY and
+	// LISTGATE_WEBHOOK_ALLOW_TARGETS=loopback, so that webhooks can be
+	// registered (createWebhook) and sent to a receiver on 127.0.0.1. Off
+	// by default, so that the other scenarios run the origin as before:
+	// without a key its delivery worker never looks for webhooks.
+	Webhooks bool
 }
 
 // startSystem starts the default system: see systemOptions.
@@ -100,6 +114,16 @@ func startSystemWith(ctx context.Context, o systemOptions) (s *benchSystem, err 
 			return nil, err
 		}
 		s.edgeArgs = []string{"-config", path}
+	}
+	if o.OriginConfig != "" {
+		path := filepath.Join(s.dir, "origin.yaml")
+		if err := os.WriteFile(path, []byte(o.OriginConfig), 0o600); err != nil {
+			return nil, err
+		}
+		s.originArgs = []string{"-config", path}
+	}
+	if o.Webhooks {
+		s.webhookEnv = []string{"LISTGATE_SECRET_KEY=" + webhook.NewMasterKey(), "LISTGATE_WEBHOOK_ALLOW_TARGETS=loopback"}
 	}
 	if s.pg, err = startBenchPostgres(ctx); err != nil {
 		return nil, err
@@ -146,8 +170,9 @@ func startSystemWith(ctx context.Context, o systemOptions) (s *benchSystem, err 
 
 // startOrigin starts origin i on addr and remembers the address it got.
 func (s *benchSystem) startOrigin(i int, addr string) error {
-	p, err := devproc.Start(s.originBin, devproc.Options{Args: []string{"serve"}, Env: []string{
-		"LISTGATE_DATABASE_URL=" + s.dbURL, "LISTGATE_INTERNAL_TOKEN=" + benchToken, "LISTGATE_ORIGIN_ADDR=" + addr}})
+	env := append([]string{"LISTGATE_DATABASE_URL=" + s.dbURL, "LISTGATE_INTERNAL_TOKEN=" + benchToken,
+		"LISTGATE_ORIGIN_ADDR=" + addr}, s.webhookEnv...)
+	p, err := devproc.Start(s.originBin, devproc.Options{Args: append([]string{"serve"}, s.originArgs...), Env: env})
 	if err != nil {
 		return err
 	}
@@ -199,7 +224,24 @@ func (s *benchSystem) edgeURLs() []string {
 
 // cli runs an origin admin command on the system's database.
 func (s *benchSystem) cli(ctx context.Context, dst any, args ...string) error {
-	return cli(ctx, s.originBin, s.dbURL, dst, args...)
+	return cliEnv(ctx, s.originBin, append([]string{"LISTGATE_DATABASE_URL=" + s.dbURL}, s.webhookEnv...), dst, args...)
+}
+
+// createWebhook registers a webhook endpoint for the demo site's
+// lead.created events at url (`origin webhooks create`) and returns its id
+// and signing secret. The system needs systemOptions.Webhooks.
+func (s *benchSystem) createWebhook(ctx context.Context, url string) (id, secret string, err error) {
+	if s.webhookEnv == nil {
+		return "", "", fmt.Errorf("bench: createWebhook on a system started without systemOptions.Webhooks")
+	}
+	var w struct{ ID, Secret string }
+	if err := s.cli(ctx, &w, "webhooks", "create", "--site", s.siteID, "--url", url, "--events", "lead.created", "--json"); err != nil {
+		return "", "", err
+	}
+	if w.ID == "" || w.Secret == "" {
+		return "", "", fmt.Errorf("origin webhooks create printed no id or secret")
+	}
+	return w.ID, w.Secret, nil
 }
 
 // newSite creates a site on plan and a key of it with scopes; a new site
