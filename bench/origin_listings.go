@@ -24,7 +24,7 @@ func init() {
 		if q {
 			return 30 * time.Second
 		}
-		return 60*time.Second + 2*7*4*time.Second // the sites made, then 7 requests × 2 sites
+		return 60*time.Second + 2*7*3*time.Second // the sites made, then 7 requests × 2 sites
 	}
 }
 
@@ -38,7 +38,7 @@ func benchOriginListings(args []string) error {
 	fs := flag.NewFlagSet("origin-listings", flag.ContinueOnError)
 	small := fs.Int("small", 250, "listings on the small site")
 	large := fs.Int("listings", def(100000, 10000), "listings on the large site")
-	dur := fs.Duration("duration", def(4*time.Second, time.Second), "duration of each run")
+	dur := fs.Duration("duration", def(3*time.Second, time.Second), "duration of each run")
 	workers := fs.Int("workers", 16, "concurrent clients")
 	explain := fs.Bool("explain", false, "print the plans of the main queries")
 	if err := fs.Parse(args); err != nil {
