@@ -217,7 +217,9 @@ func (w *Worker) deliver(ctx context.Context, d store.Delivery) {
 	if d.Endpoint != nil {
 		r.EndpointID = d.Endpoint.ID
 	}
-	if r.State == store.DeliveryPending && time.Since(d.CreatedAt) > webhook.RetryFor {
+	// No attempt starts later than RetryFor after the event (as
+	// webhook.NextAttempt says): a retry due after that is given up now.
+	if r.State == store.DeliveryPending && r.RetryAt.After(d.CreatedAt.Add(webhook.RetryFor)) {
 		r.State = store.DeliveryFailed
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
