@@ -329,7 +329,15 @@ func (db *DB) DeliveryLog(ctx context.Context, siteID, endpointID string, limit 
 func (db *DB) ResendDelivery(ctx context.Context, siteID string, deliveryID int64) (int64, error) {
 	var id int64
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `WITH src AS (SELECT * FROM deliveries WHERE id = $1 AND ($2 = '' OR site_id::text = $2)
+		// The endpoint's row lock serializes its resends and replays, so
+		// that two at once do not both queue the event.
+		var locked int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM webhook_endpoints w JOIN deliveries d ON d.endpoint_id = w.id
+			WHERE d.id = $1 AND ($2 = '' OR d.site_id::text = $2) FOR UPDATE OF w`, deliveryID, siteID).Scan(&locked)
+		if err != nil {
+			return err
+		}
+		err = tx.QueryRow(ctx, `WITH src AS (SELECT * FROM deliveries WHERE id = $1 AND ($2 = '' OR site_id::text = $2)
 				AND endpoint_id IS NOT NULL),
 			due AS (UPDATE deliveries d SET state = 'pending', done_at = NULL,
 					next_at = CASE WHEN d.state = 'held' OR d.attempts = 0 OR EXISTS (SELECT 1 FROM delivery_attempts a
@@ -370,14 +378,14 @@ func (db *DB) ResendDelivery(ctx context.Context, siteID string, deliveryID int6
 func (db *DB) ReplayWebhooks(ctx context.Context, siteID, endpointID string, since time.Time) (int64, error) {
 	var n int64
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
-		var exists bool
-		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = $1 AND ($2 = '' OR site_id::text = $2))`,
-			endpointID, siteID).Scan(&exists)
+		// The endpoint's row lock serializes its replays: a second one (a
+		// double click) finds the first's deliveries pending and does not
+		// queue them again.
+		var locked int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM webhook_endpoints WHERE id = $1 AND ($2 = '' OR site_id::text = $2) FOR UPDATE`,
+			endpointID, siteID).Scan(&locked)
 		if err != nil {
 			return err
-		}
-		if !exists {
-			return pgx.ErrNoRows
 		}
 		// Pending again, so no longer finished: the sweep must leave it.
 		tag, err := tx.Exec(ctx, `UPDATE deliveries SET state = 'pending', next_at = now(), done_at = NULL
