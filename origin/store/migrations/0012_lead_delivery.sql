@@ -44,7 +44,7 @@ CREATE TABLE webhook_endpoints (
 CREATE TABLE deliveries (
     site_id       uuid NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
     id            bigint GENERATED ALWAYS AS IDENTITY,
-    endpoint_id   uuid REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+    endpoint_id   uuid,
     event_id      bigint NOT NULL,
     event_type    text NOT NULL,
     lead_id       bigint NOT NULL,
@@ -58,7 +58,10 @@ CREATE TABLE deliveries (
     last_error    text,
     PRIMARY KEY (site_id, id),
     UNIQUE (id),
-    FOREIGN KEY (site_id, lead_id) REFERENCES leads (site_id, id) ON DELETE CASCADE
+    FOREIGN KEY (site_id, lead_id) REFERENCES leads (site_id, id) ON DELETE CASCADE,
+    -- The endpoint is the delivery's site's (an e-mail has none): no query
+    -- can send one site's lead to another's endpoint.
+    FOREIGN KEY (site_id, endpoint_id) REFERENCES webhook_endpoints (site_id, id) ON DELETE CASCADE
 );
 CREATE INDEX deliveries_due_webhooks ON deliveries (next_at) WHERE state = 'pending' AND endpoint_id IS NOT NULL;
 CREATE INDEX deliveries_due_email ON deliveries (next_at) WHERE state = 'pending' AND endpoint_id IS NULL;
