@@ -19,6 +19,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/listgate/listgate/origin/api"
@@ -282,6 +284,16 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, data map[string]a
 	case ok:
 	case apierror.CodeOf(err) == apierror.CodeNotFound:
 		pe = errNotFound().(*pageError)
+	case apierror.CodeOf(err) == apierror.CodeValidationError:
+		// A refusal the store explains (a replay while one is under way,
+		// a rotation inside the last one's overlap): its words, 422.
+		ae, _ := errors.AsType[*apierror.Error](err)
+		msgs := make([]string, 0, len(ae.Details))
+		for _, m := range ae.Details {
+			msgs = append(msgs, m)
+		}
+		slices.Sort(msgs)
+		pe = &pageError{http.StatusUnprocessableEntity, "Not done: " + strings.Join(msgs, "; ") + "."}
 	case errors.Is(err, context.Canceled):
 		return
 	default:

@@ -336,6 +336,13 @@ func TestWebhooksManage(t *testing.T) {
 	if _, body := b.get(page); strings.Contains(html.UnescapeString(body), secret) {
 		t.Fatal("the list shows the rotated secret")
 	}
+	// The form sent again (a reload) does not rotate once more: that would
+	// cut off the secret the receiver has.
+	code, body = b.post(page+"/"+ep.ID+"/rotate", url.Values{"csrf_token": {token}})
+	if again := mustGetEndpoint(t, f.db, f.siteA.ID, ep.ID); code != http.StatusUnprocessableEntity ||
+		again.SecretGen != 2 || !strings.Contains(body, "still signs until") {
+		t.Fatalf("second rotation inside the overlap: %d generation %d %s", code, again.SecretGen, body)
+	}
 
 	// Deleting takes the deliveries with it.
 	lead := seedLead(t, f.db, f.siteA.ID, "inquiry", "new", "Jane", "jane@example.com", "", time.Now())

@@ -471,7 +471,7 @@ func TestLeaseTakenOver(t *testing.T) {
 	f.endpoint(t, "lead.created")
 	id := f.lead(t, `{"name":"Lou Lease","email":"lou@example.com","type":"inquiry"}`)
 	// A worker claims it and dies before sending.
-	ds, err := f.db.ClaimDeliveries(context.Background(), true, 10, 2*time.Second)
+	ds, err := f.db.ClaimDeliveries(context.Background(), true, 10, 2*time.Second, nil)
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("claimed %d, %v", len(ds), err)
 	}

@@ -16,14 +16,14 @@ func TestResendInFlight(t *testing.T) {
 	ctx := context.Background()
 	f.endpoint(t, "lead.created")
 	id := f.lead(t, `{"name":"Ivy Inflight","email":"ivy@example.com","type":"inquiry"}`)
-	ds, err := f.db.ClaimDeliveries(ctx, true, 10, time.Minute)
+	ds, err := f.db.ClaimDeliveries(ctx, true, 10, time.Minute, nil)
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("claimed %d, %v", len(ds), err)
 	}
 	if _, err := f.db.ResendDelivery(ctx, f.site, ds[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := f.db.ClaimDeliveries(ctx, true, 10, time.Minute); err != nil || len(again) != 0 {
+	if again, err := f.db.ClaimDeliveries(ctx, true, 10, time.Minute, nil); err != nil || len(again) != 0 {
 		t.Fatalf("a second worker claimed %d deliveries (%v) while the first is sending", len(again), err)
 	}
 	// The attempt fails; its retry is an hour away. Send now makes it due.
@@ -34,7 +34,7 @@ func TestResendInFlight(t *testing.T) {
 	if _, err := f.db.ResendDelivery(ctx, f.site, ds[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := f.db.ClaimDeliveries(ctx, true, 10, time.Minute); err != nil || len(again) != 1 {
+	if again, err := f.db.ClaimDeliveries(ctx, true, 10, time.Minute, nil); err != nil || len(again) != 1 {
 		t.Fatalf("claimed %d deliveries (%v) after Send now of a retry, want 1", len(again), err)
 	}
 	var n int

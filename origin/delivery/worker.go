@@ -80,6 +80,10 @@ type Worker struct {
 	// slots holds a token per attempt in flight.
 	slots chan struct{}
 	wg    sync.WaitGroup
+
+	mu sync.Mutex
+	// inflight counts the webhook attempts in flight per endpoint.
+	inflight map[string]int
 }
 
 var (
@@ -115,7 +119,8 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Client == nil {
 		cfg.Client = webhook.NewClient(webhook.ClientOptions{Timeout: cfg.Timeout})
 	}
-	return &Worker{cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), slots: make(chan struct{}, cfg.Workers)}, nil
+	return &Worker{cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), slots: make(chan struct{}, cfg.Workers),
+		inflight: map[string]int{}}, nil
 }
 
 // Run claims and sends deliveries until ctx ends, then waits for the
@@ -160,22 +165,77 @@ func (w *Worker) claimAndSend(ctx context.Context) (full bool, err error) {
 		return false, nil
 	}
 	var ds []store.Delivery
+	claimed := 0
 	if w.cfg.SecretKey != nil {
-		ds, err = w.cfg.DB.ClaimDeliveries(ctx, true, free, w.cfg.Lease)
+		ds, err = w.cfg.DB.ClaimDeliveries(ctx, true, free, w.cfg.Lease, w.busyEndpoints())
 		if err != nil {
 			return false, err
 		}
+		claimed = len(ds)
+		ds = w.share(ctx, ds)
 	}
 	if w.cfg.Mailer != nil && len(ds) < free {
-		es, err := w.cfg.DB.ClaimDeliveries(ctx, false, free-len(ds), w.cfg.Lease)
+		es, err := w.cfg.DB.ClaimDeliveries(ctx, false, free-len(ds), w.cfg.Lease, nil)
 		if err != nil {
 			w.start(ds)
 			return false, err
 		}
 		ds = append(ds, es...)
+		claimed += len(es)
 	}
 	w.start(ds)
-	return len(ds) == free, nil
+	return claimed == free, nil
+}
+
+// perEndpoint is the share of a worker's slots one endpoint may hold.
+func (w *Worker) perEndpoint() int { return max(1, cap(w.slots)/4) }
+
+// busyEndpoints lists the endpoints holding their share of the slots.
+func (w *Worker) busyEndpoints() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var busy []string
+	for ep, n := range w.inflight {
+		if n >= w.perEndpoint() {
+			busy = append(busy, ep)
+		}
+	}
+	return busy
+}
+
+// share keeps the claimed webhooks that fit their endpoint's share of the
+// slots, counting them in flight, and releases the others.
+func (w *Worker) share(ctx context.Context, ds []store.Delivery) []store.Delivery {
+	var keep, release []store.Delivery
+	w.mu.Lock()
+	for _, d := range ds {
+		if w.inflight[d.Endpoint.ID] >= w.perEndpoint() {
+			release = append(release, d)
+			continue
+		}
+		w.inflight[d.Endpoint.ID]++
+		keep = append(keep, d)
+	}
+	w.mu.Unlock()
+	if len(release) > 0 {
+		if err := w.cfg.DB.ReleaseDeliveries(ctx, release); err != nil {
+			// Their lease ends and they are claimed again.
+			w.log.Warn("delivery: could not release claims", "deliveries", len(release), "err", err)
+		}
+	}
+	return keep
+}
+
+// done counts an endpoint's attempt out of flight.
+func (w *Worker) done(d store.Delivery) {
+	if d.Endpoint == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.inflight[d.Endpoint.ID]--; w.inflight[d.Endpoint.ID] <= 0 {
+		delete(w.inflight, d.Endpoint.ID)
+	}
 }
 
 // attemptSlack is how long an attempt may last beyond Timeout: reading the
@@ -193,6 +253,7 @@ func (w *Worker) start(ds []store.Delivery) {
 		w.slots <- struct{}{}
 		w.wg.Go(func() {
 			defer func() {
+				w.done(d)
 				<-w.slots
 				w.Wake()
 			}()

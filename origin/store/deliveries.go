@@ -8,11 +8,17 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/listgate/listgate/pkg/apierror"
 )
 
 // DeliveryChannel is the LISTEN/NOTIFY channel on which the outbox trigger
 // announces new deliveries (migration 0012).
 const DeliveryChannel = "listgate_deliveries"
+
+// MaxReplay bounds what one replay queues, and a replay is refused while
+// that many of the endpoint's deliveries wait.
+const MaxReplay = 10000
 
 // DeliveryRetention is how long a finished delivery and its attempts stay
 // in the log.
@@ -68,7 +74,11 @@ type DeliveryEndpoint struct {
 // lease: their next attempt is put off by lease, so that no other worker
 // takes them meanwhile, and their attempt count is raised. A worker that
 // dies with a claim leaves it to be claimed again when the lease ends.
-func (db *DB) ClaimDeliveries(ctx context.Context, webhooks bool, n int, lease time.Duration) ([]Delivery, error) {
+//
+// skip names endpoints whose deliveries are not to be claimed now (a
+// worker's endpoints at their share of its slots): one endpoint that hangs
+// does not take every slot from the other sites' leads.
+func (db *DB) ClaimDeliveries(ctx context.Context, webhooks bool, n int, lease time.Duration, skip []string) ([]Delivery, error) {
 	// Each kind has its own partial index: the predicates are literal.
 	q := `WITH c AS (SELECT id FROM deliveries WHERE state = 'pending' AND endpoint_id IS NULL AND next_at <= now()
 			ORDER BY next_at LIMIT $1 FOR UPDATE SKIP LOCKED)
@@ -78,13 +88,21 @@ func (db *DB) ClaimDeliveries(ctx context.Context, webhooks bool, n int, lease t
 			NULL::uuid, NULL::text, NULL::int, NULL::timestamptz, NULL::boolean`
 	if webhooks {
 		q = `WITH c AS (SELECT id FROM deliveries WHERE state = 'pending' AND endpoint_id IS NOT NULL AND next_at <= now()
+				AND endpoint_id <> ALL ($3::uuid[])
 			ORDER BY next_at LIMIT $1 FOR UPDATE SKIP LOCKED)
 		UPDATE deliveries d SET attempts = d.attempts + 1, next_at = now() + make_interval(secs => $2)
 		FROM c, webhook_endpoints w WHERE d.id = c.id AND w.id = d.endpoint_id
 		RETURNING d.id, d.site_id, d.event_id, d.event_type, d.lead_id, d.payload, d.body, d.attempts, d.created_at,
 			w.id, w.url, w.secret_gen, w.prev_secret_until, w.enabled`
 	}
-	rows, _ := db.Pool.Query(ctx, q, n, lease.Seconds())
+	args := []any{n, lease.Seconds()}
+	if webhooks {
+		if skip == nil {
+			skip = []string{}
+		}
+		args = append(args, skip)
+	}
+	rows, _ := db.Pool.Query(ctx, q, args...)
 	ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Delivery, error) {
 		var d Delivery
 		var epID, url *string
@@ -373,8 +391,10 @@ func (db *DB) ResendDelivery(ctx context.Context, siteID string, deliveryID int6
 // ReplayWebhooks queues again every delivery of a site's endpoint created
 // since: held ones become due, and those finished (delivered or failed)
 // are queued anew with the same event, unless one for that event is pending
-// already. It returns how many are queued. Deliveries older than
-// DeliveryRetention are gone and cannot be replayed.
+// already. It returns how many are queued: at most MaxReplay, the oldest
+// events first; a replay while MaxReplay of the endpoint's deliveries wait
+// is a VALIDATION_ERROR. Deliveries older than DeliveryRetention are gone
+// and cannot be replayed.
 func (db *DB) ReplayWebhooks(ctx context.Context, siteID, endpointID string, since time.Time) (int64, error) {
 	var n int64
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
@@ -387,9 +407,23 @@ func (db *DB) ReplayWebhooks(ctx context.Context, siteID, endpointID string, sin
 		if err != nil {
 			return err
 		}
+		// One replay at a time per endpoint: while MaxReplay or more of its
+		// deliveries wait, a replay is refused (a loop of replays would
+		// make the dashboard a flood aimed at the endpoint's URL).
+		var pending int64
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT FROM deliveries
+			WHERE endpoint_id = $1 AND state = 'pending' LIMIT $2) p`, endpointID, MaxReplay).Scan(&pending); err != nil {
+			return err
+		}
+		if pending >= MaxReplay {
+			return invalid("since", fmt.Sprintf("%d or more deliveries to this endpoint are waiting to be sent: replay again once they are", MaxReplay))
+		}
 		// Pending again, so no longer finished: the sweep must leave it.
+		// At most MaxReplay in all, the oldest first: a replay of a long
+		// period is done in steps.
 		tag, err := tx.Exec(ctx, `UPDATE deliveries SET state = 'pending', next_at = now(), done_at = NULL
-			WHERE endpoint_id = $1 AND state = 'held' AND created_at >= $2`, endpointID, since)
+			WHERE id IN (SELECT id FROM deliveries WHERE endpoint_id = $1 AND state = 'held' AND created_at >= $2
+				ORDER BY event_id LIMIT $3)`, endpointID, since, MaxReplay)
 		if err != nil {
 			return err
 		}
@@ -400,7 +434,8 @@ func (db *DB) ReplayWebhooks(ctx context.Context, siteID, endpointID string, sin
 			WHERE d.endpoint_id = $1 AND d.created_at >= $2 AND d.state IN ('delivered', 'failed')
 			  AND NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.endpoint_id = d.endpoint_id
 				AND p.event_id = d.event_id AND p.state = 'pending')
-			ORDER BY d.event_id, d.id DESC`, endpointID, since)
+			ORDER BY d.event_id, d.id DESC
+			LIMIT $3`, endpointID, since, MaxReplay-n)
 		if err != nil {
 			return err
 		}
@@ -410,6 +445,9 @@ func (db *DB) ReplayWebhooks(ctx context.Context, siteID, endpointID string, sin
 	})
 	if errors.Is(err, pgx.ErrNoRows) || isInvalidText(err) {
 		return 0, notFound("webhook endpoint")
+	}
+	if _, ok := errors.AsType[*apierror.Error](err); ok {
+		return 0, err
 	}
 	if err != nil {
 		return 0, fmt.Errorf("store: replay webhooks: %w", err)
@@ -459,4 +497,22 @@ func (db *DB) ListenDeliveries(ctx context.Context) (*pgx.Conn, error) {
 		return nil, fmt.Errorf("store: listen for deliveries: %w", err)
 	}
 	return conn, nil
+}
+
+// ReleaseDeliveries gives back claims not started (a worker claimed more of
+// one endpoint than its share): due now again, their attempt not counted.
+func (db *DB) ReleaseDeliveries(ctx context.Context, ds []Delivery) error {
+	ids := make([]int64, 0, len(ds))
+	attempts := make([]int32, 0, len(ds))
+	for _, d := range ds {
+		ids = append(ids, d.ID)
+		attempts = append(attempts, int32(d.Attempt))
+	}
+	_, err := db.Pool.Exec(ctx, `UPDATE deliveries d SET attempts = d.attempts - 1, next_at = now()
+		FROM unnest($1::bigint[], $2::int[]) AS r(id, attempt)
+		WHERE d.id = r.id AND d.attempts = r.attempt AND d.state = 'pending'`, ids, attempts)
+	if err != nil {
+		return fmt.Errorf("store: release deliveries: %w", err)
+	}
+	return nil
 }

@@ -185,12 +185,26 @@ func (db *DB) DeleteWebhookEndpoint(ctx context.Context, siteID, id string) erro
 }
 
 // RotateWebhookSecret starts the endpoint's next secret generation; the
-// previous one keeps signing (beside it) for overlap.
+// previous one keeps signing (beside it) for overlap. A rotation with an
+// overlap while the last one's still runs is a VALIDATION_ERROR: only two
+// generations sign, and a second rotation (a form sent twice) would cut off
+// the secret the receiver has. overlap 0 ends every older secret now (one
+// that leaked).
 func (db *DB) RotateWebhookSecret(ctx context.Context, siteID, id string, overlap time.Duration) (WebhookEndpoint, error) {
 	e, err := scanEndpoint(db.Pool.QueryRow(ctx, `UPDATE webhook_endpoints SET secret_gen = secret_gen + 1,
 			prev_secret_until = now() + make_interval(secs => $3)
-		WHERE id = $1 AND ($2 = '' OR site_id::text = $2) RETURNING `+endpointColumns, id, siteID, overlap.Seconds()))
-	if errors.Is(err, pgx.ErrNoRows) || isInvalidText(err) {
+		WHERE id = $1 AND ($2 = '' OR site_id::text = $2)
+		  AND ($3 = 0 OR prev_secret_until IS NULL OR prev_secret_until <= now())
+		RETURNING `+endpointColumns, id, siteID, overlap.Seconds()))
+	if errors.Is(err, pgx.ErrNoRows) {
+		cur, gerr := db.WebhookEndpoint(ctx, siteID, id)
+		if gerr != nil {
+			return WebhookEndpoint{}, gerr
+		}
+		return WebhookEndpoint{}, invalid("overlap", fmt.Sprintf("the previous secret still signs until %s: rotate again after that, or with no overlap to end the older secrets now",
+			cur.PrevSecretUntil.UTC().Format(time.RFC3339)))
+	}
+	if isInvalidText(err) {
 		return WebhookEndpoint{}, notFound("webhook endpoint")
 	}
 	if err != nil {
