@@ -106,6 +106,14 @@ func TestQueriesUseIndexes(t *testing.T) {
 					t.Errorf("sequential scan for %s:\n%s\n%s", q, stmt.sql, plan)
 				}
 			}
+			// A narrow search finds its matches in the full-text index; a
+			// broad one walks the newest listings down to its window.
+			if want, ok := map[string]string{"q=richmond7": "listings_site_search",
+				"q=home": "listings_site_modified"}[q]; ok {
+				if plan := explain(t, e, page, b.args); !strings.Contains(plan, want) {
+					t.Errorf("search %s does not use %s:\n%s", q, want, plan)
+				}
+			}
 			// A deep page skips its offset in an index alone.
 			if f.offset() > 0 && !search {
 				if plan := explain(t, e, page, b.args); !strings.Contains(plan, "Index Only Scan") {
