@@ -1,21 +1,193 @@
 package reaxmlgen
 
 import (
-	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
 
+// home is what body decides about a listing before writing it: the facts
+// its headline and description speak of are the ones its elements carry.
+type home struct {
+	kind, category string
+	sub            *suburb
+	street         string
+	beds, baths    int
+	land           int // square metres; hectares for rural
+	floor          int // building area in square metres
+}
+
+// suburb draws a suburb by popularity.
+func (g *gen) suburb() *suburb {
+	return &g.t.suburbs[g.t.byRank[pickIndex(g.rnd, g.t.suburbCum)]]
+}
+
+// near draws another suburb of sub's council, or of its state when the
+// council has no other.
+func (g *gen) near(sub *suburb) *suburb {
+	r := sub.row
+	if r[1]-r[0] < 2 {
+		r = sub.stateRows
+	}
+	n := r[1] - r[0]
+	i := r[0] + g.rnd.Int32N(n)
+	if i == sub.idx {
+		i = r[0] + (i-r[0]+1)%n
+	}
+	return &g.t.suburbs[i]
+}
+
+func (g *gen) street() string {
+	return g.c.draw(g.t.street[0]) + " " + g.c.draw(g.t.street[1])
+}
+
+var numberWords = [...]string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
+
+func numberWord(n int) string {
+	if n >= 0 && n < len(numberWords) {
+		return numberWords[n]
+	}
+	return strconv.Itoa(n)
+}
+
+// newHome decides a listing's suburb, street, rooms and areas.
+func (g *gen) newHome(kind string) home {
+	g.c.newText()
+	h := home{kind: kind, sub: g.suburb(), street: g.street(), beds: 1 + g.rnd.IntN(5)}
+	if kind == "rural" { // farms are in the country
+		h.sub = &g.t.suburbs[g.t.country[g.rnd.IntN(len(g.t.country))]]
+	}
+	h.category = g.pick(residentialCategories)
+	if kind == "holidayRental" {
+		h.category = g.pick(holidayCategories)
+	}
+	if h.category == "Studio" {
+		h.beds = 1
+	}
+	if kind == "rural" {
+		h.beds = max(h.beds, 2)
+	}
+	h.baths = 1 + g.rnd.IntN(max(1, h.beds-1))
+	switch kind {
+	case "rural":
+		h.land = 5 + g.rnd.IntN(2000)
+	default:
+		h.land = 250 + g.rnd.IntN(900)
+	}
+	h.floor = 60 + 40*h.beds + g.rnd.IntN(80)
+	switch kind {
+	case "commercial", "business":
+		h.floor = 80 + 20*g.rnd.IntN(60)
+	case "commercialLand":
+		h.floor = h.land // the site is what there is
+	}
+	return h
+}
+
+// setFacts tells the composer what the listing's text may mention.
+func (g *gen) setFacts(h *home) {
+	c := &g.c
+	c.resetFacts()
+	c.state = h.sub.state8
+	c.setFact(factSuburb, h.sub.name)
+	if strings.HasSuffix(h.sub.name, "s") {
+		c.setFact(factSuburbs, h.sub.name, "'")
+	} else {
+		c.setFact(factSuburbs, h.sub.name, "'s")
+	}
+	near := g.near(h.sub)
+	c.setFact(factNear, near.name)
+	near2 := g.near(h.sub)
+	if near2 == near {
+		near2 = g.near(near)
+	}
+	c.setFact(factNear2, near2.name)
+	c.setFact(factStreet, h.street)
+	c.setFact(factCouncil, h.sub.council)
+	c.setFact(factNoun, c.draw(g.nouns(h)))
+	c.setFact(factBeds, numberWord(h.beds))
+	c.setFact(factBedn, strconv.Itoa(h.beds))
+	c.setFact(factBedrooms, numberWord(h.beds), plural(h.beds, " bedroom", " bedrooms"))
+	c.setFact(factBathrooms, numberWord(h.baths), plural(h.baths, " bathroom", " bathrooms"))
+	c.setFact(factAgent, g.agents[g.lead].first)
+	c.setFact(factSleeps, strconv.Itoa(2*h.beds))
+	c.setFact(factHa, strconv.Itoa(h.land))
+	c.setFact(factLand, strconv.Itoa(h.land), g.pick(areaUnits))
+	c.setFact(factArea, strconv.Itoa(h.floor), g.pick(areaUnits))
+	c.setFact(factYears, strconv.Itoa(2+g.rnd.IntN(30)))
+	c.setFact(factRates, "$", strconv.Itoa(roundTo(350+float64(g.rnd.IntN(700)), 10)))
+}
+
+// nouns is the list the listing's noun comes from: what a home of its
+// category is called, or the kinds of farm, commercial property or
+// business.
+func (g *gen) nouns(h *home) *wordList {
+	switch h.kind {
+	case "rural":
+		return g.t.lx.lists["ruralnoun"]
+	case "commercial":
+		return g.t.lx.lists["comnoun"]
+	case "business":
+		return g.t.lx.lists["biztype"]
+	case "land", "commercialLand":
+		return g.t.lx.lists["landnoun"]
+	}
+	if l := g.t.homeNouns[h.category]; l != nil {
+		return l
+	}
+	return g.t.homeNouns["House"]
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// areaUnits are the ways agents write square metres.
+var areaUnits = []string{"sqm", "m²", "m2", "sqm", " sq m"}
+
+// moneyFact sets a dollar fact: "$84,000".
+func (g *gen) moneyFact(f fact, n int) { g.c.setFact(f, "$", thousands(n)) }
+
+// recipeKey is the recipe of a kind of listing.
+func recipeKey(h *home) string {
+	apt := ""
+	switch h.category {
+	case "Unit", "Apartment", "Flat", "Studio":
+		apt = "Apt"
+	}
+	switch h.kind {
+	case "residential":
+		return "sale" + apt
+	case "rental":
+		return "rent" + apt
+	case "holidayRental":
+		return "holiday" + apt
+	}
+	return h.kind
+}
+
+// headlineGroup is the headline templates of a kind of listing.
+func headlineGroup(kind string) string {
+	switch kind {
+	case "residential":
+		return "home"
+	case "rental":
+		return "rent"
+	case "holidayRental":
+		return "holiday"
+	case "land", "commercialLand":
+		return "land"
+	}
+	return kind
+}
+
 // body writes the elements of a current listing.
 func (g *gen) body(kind string, i int) {
-	sub := suburbs[g.rnd.IntN(len(suburbs))]
-	beds := 1 + g.rnd.IntN(5)
-	category := g.pick(residentialCategories)
-	if category == "Studio" {
-		beds = 1
-	}
-	uid := fmt.Sprintf("%s-%06d", g.o.AgencyID, i+1)
+	h := g.newHome(kind)
 	auction := false
 	switch kind {
 	case "residential", "land", "rural":
@@ -24,39 +196,44 @@ func (g *gen) body(kind string, i int) {
 		if auction {
 			authority = "auction"
 		}
-		g.printf("    <authority value=\"%s\"/>\n", authority)
-		g.printf("    <underOffer value=\"%s\"/>\n", g.yesNo(g.chance(0.1)))
+		g.raws(`    <authority value="`, authority, "\"/>\n")
+		g.raws(`    <underOffer value="`, g.yesNo(g.chance(0.1)), "\"/>\n")
 	case "commercial", "commercialLand", "business":
-		g.printf("    <exclusivity value=\"%s\"/>\n", g.pick([]string{"exclusive", "open"}))
-		g.printf("    <commercialListingType value=\"%s\"/>\n", g.pick([]string{"sale", "lease", "both"}))
-		g.printf("    <underOffer value=\"%s\"/>\n", g.yesNo(g.chance(0.1)))
+		g.raws(`    <exclusivity value="`, g.pick([]string{"exclusive", "open"}), "\"/>\n")
+		g.raws(`    <commercialListingType value="`, g.pick([]string{"sale", "lease", "both"}), "\"/>\n")
+		g.raws(`    <underOffer value="`, g.yesNo(g.chance(0.1)), "\"/>\n")
 	}
 	if kind == "residential" && g.chance(0.15) {
 		g.raw("    <newConstruction>yes</newConstruction>\n")
 	}
 	g.listingAgents()
-	g.pricing(kind, sub, beds)
-	g.address(kind, sub)
-	g.elem("    ", "municipality", sub.council)
-	g.categories(kind, category)
-	g.elem("    ", "headline", g.headline(kind, category, sub))
-	g.elem("    ", "description", g.description(kind, beds))
+	g.setFacts(&h)
+	g.pricing(&h)
+	g.address(&h)
+	g.elem("    ", "municipality", h.sub.council)
+	g.categories(kind, h.category)
+	g.headline(&h)
+	g.raw("    <description>")
+	text(g, g.describe(g.t.recipes[recipeKey(&h)]))
+	g.raw("</description>\n")
 	switch kind {
 	case "residential", "rental", "holidayRental", "rural":
-		g.features(kind, category, beds)
+		g.features(&h)
 	}
 	if kind == "rental" {
-		g.printf("    <allowances>\n      <petFriendly>%s</petFriendly>\n      <furnished>%s</furnished>\n      <smokers>no</smokers>\n    </allowances>\n",
-			g.yesNo(g.chance(0.4)), g.yesNo(g.chance(0.15)))
+		g.raws("    <allowances>\n      <petFriendly>", g.yesNo(g.chance(0.4)), "</petFriendly>\n      <furnished>",
+			g.yesNo(g.chance(0.15)), "</furnished>\n      <smokers>no</smokers>\n    </allowances>\n")
 	}
 	if kind == "rural" {
 		g.raw("    <ruralFeatures>\n      <fencing>Boundary and internal fencing in good condition</fencing>\n")
-		g.printf("      <annualRainfall>%d mm per annum</annualRainfall>\n", 400+g.rnd.IntN(900))
+		g.raw("      <annualRainfall>")
+		g.int(400 + g.rnd.IntN(900))
+		g.raw(" mm per annum</annualRainfall>\n")
 		g.raw("      <services>Power, telephone, school bus</services>\n    </ruralFeatures>\n")
 	}
-	g.details(kind, beds)
+	g.details(&h)
 	if kind == "commercial" {
-		g.printf("    <carSpaces>%d</carSpaces>\n", g.rnd.IntN(30))
+		g.elemInt("    ", "carSpaces", g.rnd.IntN(30))
 	}
 	if kind == "residential" || kind == "rental" {
 		g.inspections()
@@ -64,42 +241,70 @@ func (g *gen) body(kind string, i int) {
 	if auction {
 		at := g.o.Now.AddDate(0, 0, 14+g.rnd.IntN(28))
 		at = time.Date(at.Year(), at.Month(), at.Day(), 10+g.rnd.IntN(6), 30*g.rnd.IntN(2), 0, 0, g.o.Location)
-		g.printf("    <auction date=\"%s\"/>\n", at.Format("2006-01-02T15:04:05"))
+		g.raw(`    <auction date="`)
+		g.buf = at.AppendFormat(g.buf, "2006-01-02T15:04:05")
+		g.raw("\"/>\n")
 	}
 	if g.chance(0.1) {
-		g.printf("    <videoLink href=\"https://video.listgate.example/%s.mp4\"/>\n", uid)
+		g.raw(`    <videoLink href="https://video.listgate.example/`)
+		g.listingID(i)
+		g.raw(".mp4\"/>\n")
 	}
-	g.media(kind, uid)
+	g.media(kind, i)
 }
 
 // compactBody writes a current listing with few elements (Options.Compact).
 func (g *gen) compactBody(kind string, i int) {
-	sub := suburbs[g.rnd.IntN(len(suburbs))]
-	beds := 1 + g.rnd.IntN(5)
-	a := g.agents[g.rnd.IntN(len(g.agents))]
-	g.printf("    <listingAgent id=\"1\"><name>%s</name><email>%s</email></listingAgent>\n", esc(a.name), esc(a.email))
+	h := g.newHome(kind)
+	g.lead = g.rnd.IntN(len(g.agents))
+	a := g.agents[g.lead]
+	g.raw(`    <listingAgent id="1"><name>`)
+	text(g, a.name)
+	g.raw("</name><email>")
+	text(g, a.email)
+	g.raw("</email></listingAgent>\n")
 	if isRentalKind(kind) {
-		g.printf("    <rent period=\"week\">%d</rent>\n", roundTo(weeklyRentBase[sub.tier]*(0.6+0.2*float64(beds)), 10))
+		g.raw(`    <rent period="week">`)
+		g.int(roundTo(weeklyRentBase[h.sub.tier]*(0.6+0.2*float64(h.beds)), 10))
+		g.raw("</rent>\n")
 	} else {
-		g.printf("    <price display=\"yes\">%d</price>\n", g.salePrice(kind, sub, beds))
+		g.raw(`    <price display="yes">`)
+		g.int(g.salePrice(kind, h.sub, h.beds))
+		g.raw("</price>\n")
 	}
-	g.printf("    <address display=\"yes\"><streetNumber>%d</streetNumber><street>%s %s</street><suburb>%s</suburb><state>%s</state><postcode>%s</postcode></address>\n",
-		1+g.rnd.IntN(250), g.pick(streetNames), g.pick(streetTypes), esc(sub.name), sub.state, sub.postcode)
-	g.elem("    ", "headline", g.headline(kind, "House", sub))
-	g.printf("    <features><bedrooms>%d</bedrooms><bathrooms>%d</bathrooms></features>\n", beds, 1+g.rnd.IntN(2))
-	g.printf("    <images><img id=\"m\" url=\"https://media.listgate.example/%s/%s-%06d/m.jpg\"/></images>\n",
-		esc(g.o.AgencyID), esc(g.o.AgencyID), i+1)
+	g.raw(`    <address display="yes"><streetNumber>`)
+	g.int(1 + g.rnd.IntN(250))
+	g.raw("</streetNumber><street>")
+	text(g, h.street)
+	g.raw("</street><suburb>")
+	text(g, h.sub.name)
+	g.raws("</suburb><state>", h.sub.state, "</state><postcode>", h.sub.postcode, "</postcode></address>\n")
+	g.setFacts(&h)
+	g.headline(&h)
+	g.raw("    <features><bedrooms>")
+	g.int(h.beds)
+	g.raw("</bedrooms><bathrooms>")
+	g.int(1 + g.rnd.IntN(2))
+	g.raw("</bathrooms></features>\n")
+	g.raw(`    <images><img id="m" url="https://media.listgate.example/`)
+	text(g, g.o.AgencyID)
+	g.buf = append(g.buf, '/')
+	g.listingID(i)
+	g.raw("/m.jpg\"/></images>\n")
 }
 
 func (g *gen) listingAgents() {
 	n := min(1+g.rnd.IntN(3), len(g.agents))
 	first := g.rnd.IntN(len(g.agents))
+	g.lead = first
 	for k := range n {
 		a := g.agents[(first+k)%len(g.agents)]
-		g.printf("    <listingAgent id=\"%d\">\n", k+1)
+		g.raw(`    <listingAgent id="`)
+		g.int(k + 1)
+		g.raw("\">\n")
 		g.elem("      ", "name", a.name)
-		g.printf("      <telephone type=\"mobile\">%s</telephone>\n", a.mobile)
-		g.printf("      <telephone type=\"BH\">%s</telephone>\n", a.office)
+		g.raws(`      <telephone type="mobile">`, a.mobile, "</telephone>\n")
+		g.raws(`      <telephone type="BH">`, a.office, "</telephone>\n")
 		g.elem("      ", "email", a.email)
 		g.raw("    </listingAgent>\n")
 	}
@@ -110,7 +315,7 @@ var weeklyRentBase = [5]float64{0, 1100, 750, 560, 430}
 
 func roundTo(v float64, step int) int { return int(math.Round(v/float64(step))) * step }
 
-func (g *gen) salePrice(kind string, sub suburb, beds int) int {
+func (g *gen) salePrice(kind string, sub *suburb, beds int) int {
 	v := saleBase[sub.tier] * (0.8 + 0.4*g.rnd.Float64())
 	switch kind {
 	case "land", "commercialLand":
@@ -127,226 +332,17 @@ func (g *gen) salePrice(kind string, sub suburb, beds int) int {
 	return roundTo(v, 5000)
 }
 
-func (g *gen) pricing(kind string, sub suburb, beds int) {
-	switch kind {
-	case "rental":
-		week := roundTo(weeklyRentBase[sub.tier]*(0.6+0.2*float64(beds))*(0.9+0.2*g.rnd.Float64()), 10)
-		g.printf("    <dateAvailable>%s</dateAvailable>\n", g.o.Now.AddDate(0, 0, g.rnd.IntN(30)).Format("2006-01-02"))
-		g.printf("    <rent period=\"week\" display=\"yes\">%d</rent>\n", week)
-		if g.chance(0.3) {
-			g.printf("    <rent period=\"month\" display=\"yes\">%d</rent>\n", roundTo(float64(week)*52/12, 1))
-		}
-		g.printf("    <bond>%d</bond>\n", week*4)
-		return
-	case "holidayRental":
-		night := 120 + 120*(5-sub.tier) + 10*g.rnd.IntN(10)
-		g.printf("    <rent period=\"night\">%d</rent>\n", night)
-		g.printf("    <rent period=\"week\">\n      <range>\n        <min>%d</min>\n        <max>%d</max>\n      </range>\n    </rent>\n",
-			night*6, night*9)
-		return
-	}
-	price := g.salePrice(kind, sub, beds)
-	display := !g.chance(0.1)
-	g.printf("    <price display=\"%s\">%d</price>\n", g.yesNo(display), price)
-	view := fmt.Sprintf("Offers over $%s", thousands(price))
-	if !display {
-		view = "Contact agent"
-	}
-	g.elem("    ", "priceView", view)
-	switch kind {
-	case "commercial", "commercialLand":
-		g.printf("    <commercialRent period=\"annual\" plusOutgoings=\"%s\">%d</commercialRent>\n",
-			g.yesNo(g.chance(0.5)), roundTo(float64(price)*0.06, 100))
-		g.printf("    <outgoings period=\"annual\">%d</outgoings>\n", roundTo(float64(price)*0.01, 100))
-	case "business":
-		g.printf("    <takings>%d</takings>\n", roundTo(float64(price)*(1+g.rnd.Float64()), 1000))
-		g.printf("    <return period=\"annual\" unit=\"percent\">%.1f</return>\n", 8+8*g.rnd.Float64())
-		g.printf("    <businessLease period=\"month\">%d</businessLease>\n", roundTo(2000+6000*g.rnd.Float64(), 50))
-	}
-}
-
 func thousands(n int) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, c := range s {
+	s := strconv.Itoa(n)
+	if len(s) <= 3 {
+		return s
+	}
+	b := make([]byte, 0, len(s)+len(s)/3)
+	for i := range len(s) {
 		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteRune(c)
+		b = append(b, s[i])
 	}
-	return b.String()
-}
-
-func (g *gen) address(kind string, sub suburb) {
-	g.printf("    <address display=\"%s\">\n", g.yesNo(!g.chance(0.08)))
-	if kind == "land" || kind == "commercialLand" {
-		g.elem("      ", "lotNumber", fmt.Sprint(1+g.rnd.IntN(400)))
-	} else if kind == "rental" && g.chance(0.4) {
-		g.elem("      ", "subNumber", fmt.Sprint(1+g.rnd.IntN(40)))
-	}
-	g.elem("      ", "streetNumber", fmt.Sprint(1+g.rnd.IntN(250)))
-	g.elem("      ", "street", g.pick(streetNames)+" "+g.pick(streetTypes))
-	g.printf("      <suburb display=\"yes\">%s</suburb>\n", esc(sub.name))
-	g.elem("      ", "state", sub.state)
-	g.elem("      ", "postcode", sub.postcode)
-	g.raw("      <country>AUS</country>\n    </address>\n")
-}
-
-func (g *gen) categories(kind, category string) {
-	switch kind {
-	case "residential", "rental":
-		g.printf("    <category name=\"%s\"/>\n", category)
-	case "commercial", "commercialLand":
-		for k := range 1 + g.rnd.IntN(2) {
-			g.printf("    <commercialCategory id=\"%d\" name=\"%s\"/>\n", k+1, esc(g.pick(commercialCategories)))
-		}
-	case "business":
-		c := businessCategories[g.rnd.IntN(len(businessCategories))]
-		g.printf("    <businessCategory id=\"1\">\n      <name>%s</name>\n      <businessSubCategory>\n        <name>%s</name>\n      </businessSubCategory>\n    </businessCategory>\n",
-			esc(c[0]), esc(c[1]))
-	case "rural":
-		g.printf("    <ruralCategory name=\"%s\"/>\n", g.pick(ruralCategories))
-	case "land":
-		g.printf("    <landCategory name=\"%s\"/>\n", g.pick(landCategories))
-	case "holidayRental":
-		g.printf("    <holidayCategory name=\"%s\"/>\n", g.pick(holidayCategories))
-	}
-}
-
-// homeNouns match a residential category.
-var homeNouns = map[string][]string{
-	"House":     {"family home", "Federation home", "Californian bungalow", "weatherboard cottage"},
-	"Unit":      {"unit", "apartment"},
-	"Apartment": {"apartment", "penthouse"},
-	"Flat":      {"flat", "apartment"},
-	"Townhouse": {"townhouse"},
-	"Villa":     {"villa"},
-	"Terrace":   {"terrace", "Victorian terrace"},
-	"Studio":    {"studio apartment"},
-}
-
-func (g *gen) headline(kind, category string, sub suburb) string {
-	group := "home"
-	switch kind {
-	case "land", "commercialLand":
-		group = "land"
-	case "rural":
-		group = "rural"
-	case "commercial":
-		group = "commercial"
-	case "business":
-		group = "business"
-	}
-	nouns := headlineNouns[group]
-	if kind == "residential" || kind == "rental" {
-		nouns = homeNouns[category]
-	}
-	return fmt.Sprintf("%s %s %s, %s", g.pick(headlineOpeners), g.pick(nouns), g.pick(headlineHooks), sub.name)
-}
-
-func (g *gen) description(kind string, beds int) string {
-	pool := descriptionSentences
-	switch kind {
-	case "commercial", "commercialLand", "business":
-		pool = commercialSentences
-	case "rural":
-		pool = ruralSentences
-	}
-	n := 3 + g.rnd.IntN(4)
-	parts := make([]string, 0, n+1)
-	if pool[0] == descriptionSentences[0] {
-		if beds == 1 {
-			parts = append(parts, "A smart single-bedroom layout that makes every square metre count.")
-		} else {
-			parts = append(parts, fmt.Sprintf("Offering %d bedrooms across a thoughtful floorplan.", beds))
-		}
-	}
-	start := g.rnd.IntN(len(pool))
-	for k := range min(n, len(pool)) {
-		parts = append(parts, pool[(start+k)%len(pool)])
-	}
-	return strings.Join(parts, " ")
-}
-
-func (g *gen) features(kind, category string, beds int) {
-	g.raw("    <features>\n")
-	if category == "Studio" && (kind == "residential" || kind == "rental") {
-		g.raw("      <bedrooms>Studio</bedrooms>\n")
-	} else {
-		g.printf("      <bedrooms>%d</bedrooms>\n", beds)
-	}
-	baths := 1 + g.rnd.IntN(max(1, beds-1))
-	g.printf("      <bathrooms>%d</bathrooms>\n", baths)
-	g.printf("      <ensuite>%d</ensuite>\n", min(baths-1, 1))
-	g.printf("      <toilets>%d</toilets>\n", baths+g.rnd.IntN(2))
-	g.printf("      <garages>%d</garages>\n", g.rnd.IntN(3))
-	g.printf("      <carports>%d</carports>\n", g.rnd.IntN(2))
-	g.printf("      <livingAreas>%d</livingAreas>\n", 1+g.rnd.IntN(2))
-	for _, f := range flagFeatures {
-		if g.chance(0.4) {
-			g.printf("      <%s>%s</%s>\n", f, g.pick([]string{"yes", "1", "true"}), f)
-		}
-	}
-	g.raw("      <heating type=\"gas\"/>\n")
-	k := g.rnd.IntN(len(otherFeatures))
-	extras := []string{otherFeatures[k], otherFeatures[(k+1+g.rnd.IntN(len(otherFeatures)-1))%len(otherFeatures)]}
-	g.elem("      ", "otherFeatures", strings.Join(extras, ", "))
-	g.raw("    </features>\n")
-}
-
-func (g *gen) details(kind string, beds int) {
-	switch kind {
-	case "rural":
-		g.printf("    <landDetails>\n      <area unit=\"hectare\">%d</area>\n    </landDetails>\n", 5+g.rnd.IntN(2000))
-	case "land", "commercialLand", "residential":
-		g.printf("    <landDetails>\n      <area unit=\"squareMeter\">%d</area>\n      <frontage unit=\"meter\">%d</frontage>\n      <depth unit=\"meter\" side=\"left\">%d</depth>\n    </landDetails>\n",
-			250+g.rnd.IntN(900), 10+g.rnd.IntN(20), 25+g.rnd.IntN(30))
-	}
-	switch kind {
-	case "residential", "rental", "commercial":
-		g.printf("    <buildingDetails>\n      <area unit=\"squareMeter\">%d</area>\n      <energyRating>%.1f</energyRating>\n    </buildingDetails>\n",
-			60+40*beds+g.rnd.IntN(80), 1+0.5*float64(g.rnd.IntN(15)))
-	}
-}
-
-func (g *gen) inspections() {
-	n := g.rnd.IntN(4)
-	if n == 0 {
-		return
-	}
-	g.raw("    <inspectionTimes>\n")
-	for range n {
-		day := g.o.Now.AddDate(0, 0, 1+g.rnd.IntN(14))
-		start := time.Date(day.Year(), day.Month(), day.Day(), 9+g.rnd.IntN(8), 15*g.rnd.IntN(4), 0, 0, g.o.Location)
-		end := start.Add(time.Duration(15*(1+g.rnd.IntN(3))) * time.Minute)
-		g.printf("      <inspection>%s %s to %s</inspection>\n",
-			start.Format("02-Jan-2006"), start.Format("3:04pm"), end.Format("3:04pm"))
-	}
-	g.raw("    </inspectionTimes>\n")
-}
-
-// imageSlots is the REAXML slot order: m is the main image.
-const imageSlots = "mabcdefghijklnopqrstuvwxyz"
-
-func (g *gen) media(kind, uid string) {
-	mod := feedTime(g.o.Now.Add(-time.Duration(g.rnd.IntN(60*24*30)) * time.Minute))
-	n := 3 + g.rnd.IntN(10)
-	g.raw("    <images>\n")
-	for k := range n {
-		slot := imageSlots[k : k+1]
-		g.printf("      <img id=\"%s\" modTime=\"%s\" url=\"https://media.listgate.example/%s/%s/%s.jpg\" format=\"jpg\"/>\n",
-			slot, mod, esc(g.o.AgencyID), esc(uid), slot)
-	}
-	if g.chance(0.05) {
-		g.printf("      <img id=\"%s\"/>\n", imageSlots[n:n+1]) // the feed clears a slot
-	}
-	g.raw("    </images>\n")
-	if (kind == "residential" || kind == "rental") && g.chance(0.6) {
-		g.raw("    <objects>\n")
-		for k := range 1 + g.rnd.IntN(2) {
-			g.printf("      <floorplan id=\"%d\" modTime=\"%s\" url=\"https://media.listgate.example/%s/%s/floorplan%d.png\" format=\"png\"/>\n",
-				k+1, mod, esc(g.o.AgencyID), esc(uid), k+1)
-		}
-		g.raw("    </objects>\n")
-	}
+	return string(b)
 }
