@@ -1,8 +1,8 @@
 package listings
 
 import (
-	"encoding/json"
 	"fmt"
+	json "github.com/goccy/go-json"
 	"math"
 	"strings"
 	"time"
