@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/listgate/listgate/origin/api"
@@ -61,7 +63,7 @@ func benchOriginListings(args []string) error {
 	if err := vacuum(ctx, db); err != nil {
 		return err
 	}
-	words, err := searchWords(ctx, db, largeSite)
+	words, err := searchWords(ctx, db, smallSite, largeSite)
 	if err != nil {
 		return err
 	}
@@ -98,24 +100,43 @@ func benchOriginListings(args []string) error {
 	requests := []struct{ name, path string }{
 		{"default page", "/listings"},
 		{"filtered and sorted", "/listings?type=residential&min_bedrooms=3&sort=-price"},
-		{"page 200", "/listings?page=200"},
+		// The small site has no page 200: its first page is the same work.
+		{"page 200 (small site: page 1)", "/listings?page=200"},
 		{"search: common word " + words.common, "/listings/search?q=" + words.common},
 		{"search: rare word " + words.rare, "/listings/search?q=" + words.rare},
 		{"search: suburb " + words.suburb, "/listings/search?q=" + words.suburb},
 		{"search: prefix " + words.prefix, "/listings/search?q=" + words.prefix},
 	}
+	get := func(site, path string) *http.Request {
+		req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/v1/sites/"+site+path, nil)
+		req.Header.Set(api.HeaderInternalToken, token)
+		req.Header.Set(api.HeaderSite, site)
+		req.Header.Set(api.HeaderKeyID, "bench")
+		req.Header.Set(api.HeaderScopes, "listings:read")
+		return req
+	}
 	for _, rq := range requests {
+		// Pages of the same size on both sites: a search with fewer than
+		// 20 matches on the small site is asked for that many a page on
+		// both, so that the ratio compares the queries, not the rendering
+		// of more listings.
+		if n, err := pageTotal(get(smallSite, rq.path)); err != nil {
+			return err
+		} else if n < 20 {
+			sep := "&"
+			if !strings.Contains(rq.path, "?") {
+				sep = "?"
+			}
+			rq.path += sep + "per_page=" + fmt.Sprint(max(n, 1))
+			rq.name += fmt.Sprintf(" (%d a page)", max(n, 1))
+		}
 		var res [2]loadResult
 		for i, site := range []string{smallSite, largeSite} {
-			url := "http://" + ln.Addr().String() + "/v1/sites/" + site + rq.path
-			res[i] = closedLoop(ctx, *workers, *dur, 1_000_000, func(int) *http.Request {
-				req, _ := http.NewRequest("GET", url, nil)
-				req.Header.Set(api.HeaderInternalToken, token)
-				req.Header.Set(api.HeaderSite, site)
-				req.Header.Set(api.HeaderKeyID, "bench")
-				req.Header.Set(api.HeaderScopes, "listings:read")
-				return req
-			}, nil)
+			path := rq.path
+			if i == 0 && strings.Contains(path, "page=200") {
+				path = strings.Replace(path, "page=200", "page=1", 1)
+			}
+			res[i] = closedLoop(ctx, *workers, *dur, 1_000_000, func(int) *http.Request { return get(site, path) }, nil)
 			if res[i].Requests == 0 || res[i].Statuses[200] != res[i].Requests {
 				return fmt.Errorf("%s: %s", rq.name, res[i])
 			}
@@ -130,6 +151,20 @@ func benchOriginListings(args []string) error {
 	addTable("origin-listings", t)
 	return writeResults("origin-listings", map[string]any{"small": *small, "large": *large, "workers": *workers,
 		"duration_s": dur.Seconds(), "runs": runs})
+}
+
+// pageTotal asks for a page and returns its meta.total.
+func pageTotal(req *http.Request) (int, error) {
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var c struct{ Meta struct{ Total int } }
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil || resp.StatusCode != 200 {
+		return 0, fmt.Errorf("GET %s: %d %v", req.URL, resp.StatusCode, err)
+	}
+	return c.Meta.Total, nil
 }
 
 // benchSite makes a site of n listings from the feed generator: a generated
@@ -171,25 +206,30 @@ const wordStats = `SELECT word, ndoc FROM ts_stat(format(
 	'SELECT to_tsvector(''simple'', coalesce(description, '''')) FROM listings WHERE site_id = %L', $1::text))
 	WHERE length(word) >= 5 AND word ~ '^[a-z]+$'`
 
-// searchWords picks a word in most listings, one in about one in a
-// thousand, the most common suburb, and the first four letters of a
-// common word of at least seven letters (a search for a word being typed).
-func searchWords(ctx context.Context, db *store.DB, site string) (benchWords, error) {
+// searchWords picks, among the words of both sites (so that the search
+// does the same work on the small site: a page of matches, not an empty
+// one), a word in most listings of the large site, one in about one in a
+// thousand, the most common suburb, and the first four letters of a common
+// word of at least seven letters (a search for a word being typed).
+func searchWords(ctx context.Context, db *store.DB, small, large string) (benchWords, error) {
 	var w benchWords
 	var n int
-	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM listings WHERE site_id = $1`, site).Scan(&n); err != nil {
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM listings WHERE site_id = $1`, large).Scan(&n); err != nil {
 		return w, err
 	}
-	err := db.Pool.QueryRow(ctx, `WITH s AS MATERIALIZED (`+wordStats+`)
-		SELECT (SELECT word FROM s ORDER BY ndoc DESC, word LIMIT 1),
-			(SELECT word FROM s ORDER BY abs(ndoc - greatest($2::int / 1000, 1)), word LIMIT 1),
-			(SELECT substr(word, 1, 4) FROM s WHERE length(word) >= 7 ORDER BY ndoc DESC, word LIMIT 1 OFFSET 3)`,
-		site, n).Scan(&w.common, &w.rare, &w.prefix)
+	err := db.Pool.QueryRow(ctx, `WITH s AS MATERIALIZED (`+wordStats+`),
+			t AS MATERIALIZED (`+strings.ReplaceAll(wordStats, "$1", "$3")+`),
+			b AS (SELECT s.word, s.ndoc FROM s JOIN t USING (word))
+		SELECT (SELECT word FROM b ORDER BY ndoc DESC, word LIMIT 1),
+			(SELECT word FROM b ORDER BY abs(ndoc - greatest($2::int / 1000, 1)), word LIMIT 1),
+			(SELECT substr(word, 1, 4) FROM b WHERE length(word) >= 7 ORDER BY ndoc DESC, word LIMIT 1 OFFSET 3)`,
+		large, n, small).Scan(&w.common, &w.rare, &w.prefix)
 	if err != nil {
 		return w, err
 	}
-	err = db.Pool.QueryRow(ctx, `SELECT lower(suburb) FROM listings WHERE site_id = $1 AND suburb IS NOT NULL
-		AND suburb !~ ' ' GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`, site).Scan(&w.suburb)
+	err = db.Pool.QueryRow(ctx, `SELECT lower(l.suburb) FROM listings l WHERE l.site_id = $1 AND l.suburb !~ ' '
+			AND EXISTS (SELECT 1 FROM listings o WHERE o.site_id = $2 AND lower(o.suburb) = lower(l.suburb))
+		GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`, large, small).Scan(&w.suburb)
 	return w, err
 }
 
