@@ -83,32 +83,25 @@ func (s *Service) process(ctx context.Context, req request) (result, error) {
 	return out, err
 }
 
-// save resolves the lead's references, if it has any, and stores it,
-// completing claim (if any) in the same transaction. A lead without
-// references is stored in one round trip: the store checks that the site
-// exists as it stores it.
+// save resolves the lead's references and stores it, completing claim (if
+// any) in the same transaction.
 func (s *Service) save(ctx context.Context, req request, lead *rules.Lead, claim *store.IdempotencyClaim) (result, error) {
-	var refs rules.Refs
-	if hasRefs(lead) {
-		facts, err := s.cfg.DB.LeadRefFacts(ctx, req.id.SiteID, refQuery(lead))
-		if err != nil {
-			return result{}, err
-		}
-		if !facts.SiteExists {
-			return result{}, errSiteNotFound
-		}
-		var problems rules.Problems
-		if refs, problems = rules.ResolveRefs(lead, facts); len(problems) > 0 {
-			return result{}, apierror.Validation(problems)
-		}
+	facts, err := s.cfg.DB.LeadRefFacts(ctx, req.id.SiteID, refQuery(lead))
+	if err != nil {
+		return result{}, err
+	}
+	if !facts.SiteExists {
+		return result{}, errSiteNotFound
+	}
+	refs, problems := rules.ResolveRefs(lead, facts)
+	if len(problems) > 0 {
+		return result{}, apierror.Validation(problems)
 	}
 	out, err := s.cfg.DB.SubmitLead(ctx, s.newLead(req, lead, refs, claim))
-	switch {
-	case errors.Is(err, store.ErrClaimLost):
+	if errors.Is(err, store.ErrClaimLost) {
 		return result{}, fmt.Errorf("%w (%w)", errInFlight, err) // the claim is someone else's now
-	case errors.Is(err, store.ErrSiteGone):
-		return result{}, errSiteNotFound
-	case err != nil:
+	}
+	if err != nil {
 		return result{}, err
 	}
 	if out.Duplicate {
@@ -119,17 +112,11 @@ func (s *Service) save(ctx context.Context, req request, lead *rules.Lead, claim
 	return result{status: rules.ResponseStatus, body: out.Response}, nil
 }
 
-// hasRefs reports whether the lead names a listing or an agent, which the
-// store must look up before the lead can be stored.
-func hasRefs(l *rules.Lead) bool {
-	return l.ListingRef != 0 || l.ListingID != "" || l.AgentEmail != ""
-}
-
 // addRefProblems adds the problems of the lead's well-formed references to
 // a request that is already invalid, so the client learns them all at
 // once. When the database cannot answer, the problems found so far stand.
 func (s *Service) addRefProblems(ctx context.Context, site string, lead *rules.Lead, problems rules.Problems) {
-	if !hasRefs(lead) {
+	if lead.ListingRef == 0 && lead.ListingID == "" && lead.AgentEmail == "" {
 		return
 	}
 	facts, err := s.cfg.DB.LeadRefFacts(ctx, site, refQuery(lead))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // claimIdempotencyKey claims a key ($1-$3) for a body ($4), for a TTL ($5)
@@ -99,9 +100,7 @@ type IdempotencyResult struct {
 // only while that lock is held: a claim whose owner's lock is free (the
 // process exited, was killed or lost its connection) is taken over at once,
 // a claim without an owner only after the lease. A claim taken over cannot
-// be completed by its first request (SubmitLead fails with ErrClaimLost);
-// one whose submission is being stored cannot be taken over: the request
-// trying waits for the submission, then replays its answer.
+// be completed by its first request (SubmitLead fails with ErrClaimLost).
 func (db *DB) ClaimIdempotencyKey(ctx context.Context, req IdempotencyRequest) (IdempotencyResult, error) {
 	for range 3 {
 		var claimID string
@@ -153,4 +152,18 @@ func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c IdempotencyClaim) err
 		return fmt.Errorf("store: release idempotency key: %w", err)
 	}
 	return nil
+}
+
+// queueFinishIdempotency queues, in the transaction that stores the lead,
+// the storing of a claim's response. The batch fails with ErrClaimLost when
+// the claim is no longer this request's.
+func queueFinishIdempotency(b *pgx.Batch, c IdempotencyClaim, status int, body []byte) {
+	b.Queue(`UPDATE idempotency_keys SET state = 'done', response_code = $5, response_body = $6
+		WHERE site_id = $1 AND key_id = $2 AND idem_key = $3 AND claim_id = $4 AND state = 'in_flight'`,
+		c.SiteID, c.KeyID, c.Key, c.ClaimID, status, body).Exec(func(tag pgconn.CommandTag) error {
+		if tag.RowsAffected() != 1 {
+			return ErrClaimLost
+		}
+		return nil
+	})
 }
