@@ -29,6 +29,7 @@ type Store interface {
 	LeadRefFacts(ctx context.Context, siteID string, q store.LeadRefQuery) (rules.RefFacts, error)
 	SubmitLead(ctx context.Context, nl store.NewLead) (store.LeadOutcome, error)
 	ClaimIdempotencyKey(ctx context.Context, req store.IdempotencyRequest) (store.IdempotencyResult, error)
+	IdempotencyAnswer(ctx context.Context, req store.IdempotencyRequest) (store.IdempotencyResult, error)
 	ReleaseIdempotencyKey(ctx context.Context, c store.IdempotencyClaim) error
 }
 

@@ -42,9 +42,9 @@ type result struct {
 	replayed bool
 }
 
-// process validates, claims the Idempotency-Key, resolves the references
-// and stores the submission. Its errors are *apierror.Error for the client's
-// mistakes and store errors otherwise.
+// process validates, resolves the references and stores the submission,
+// claiming its Idempotency-Key in the lead's transaction. Its errors are
+// *apierror.Error for the client's mistakes and store errors otherwise.
 func (s *Service) process(ctx context.Context, req request) (result, error) {
 	lead, problems := rules.Decode(req.body)
 	if req.idemProblem != "" {
@@ -58,10 +58,30 @@ func (s *Service) process(ctx context.Context, req request) (result, error) {
 		return result{}, apierror.Validation(problems)
 	}
 	if !req.hasIdemKey {
-		return s.save(ctx, req, &lead, nil)
+		return s.save(ctx, req, &lead, nil, nil)
 	}
-	res, err := s.claim(ctx, store.IdempotencyRequest{SiteID: req.id.SiteID, KeyID: req.id.KeyID,
-		Key: req.idemKey, BodyHash: rules.BodyHash(req.body), TTL: rules.IdempotencyTTL, Lease: s.idempotencyLease()})
+	key := store.IdempotencyRequest{SiteID: req.id.SiteID, KeyID: req.id.KeyID,
+		Key: req.idemKey, BodyHash: rules.BodyHash(req.body), TTL: rules.IdempotencyTTL, Lease: s.idempotencyLease()}
+	res, err := s.save(ctx, req, &lead, &key, nil)
+	if !errors.Is(err, errKeyHeld) {
+		return res, err
+	}
+	// A request that claimed the key on its own (ClaimIdempotencyKey, as
+	// origins of earlier versions do) holds it in flight: wait for it, or
+	// take it over once its lease is over or its origin gone, as such
+	// requests do.
+	return s.processClaimed(ctx, req, &lead, key)
+}
+
+// errKeyHeld is save's error for a key claimed in flight by a live
+// request of its own.
+var errKeyHeld = errors.New("leads: Idempotency-Key held in flight")
+
+// processClaimed claims the key in a statement of its own, waiting out a
+// claim in flight for a moment, then stores the submission completing the
+// claim, and gives the claim up when that fails.
+func (s *Service) processClaimed(ctx context.Context, req request, lead *rules.Lead, key store.IdempotencyRequest) (result, error) {
+	res, err := s.claim(ctx, key)
 	if err != nil {
 		return result{}, err
 	}
@@ -74,7 +94,7 @@ func (s *Service) process(ctx context.Context, req request) (result, error) {
 	case store.IdempotencyMismatch:
 		return result{}, errOtherBody
 	}
-	out, err := s.save(ctx, req, &lead, res.Claim)
+	out, err := s.save(ctx, req, lead, nil, res.Claim)
 	if err != nil && !errors.Is(err, store.ErrClaimLost) {
 		// Nothing was stored (or, if a lost COMMIT went through, the claim
 		// is done and this does nothing): let a retry go ahead.
@@ -83,26 +103,53 @@ func (s *Service) process(ctx context.Context, req request) (result, error) {
 	return out, err
 }
 
-// save resolves the lead's references and stores it, completing claim (if
-// any) in the same transaction.
-func (s *Service) save(ctx context.Context, req request, lead *rules.Lead, claim *store.IdempotencyClaim) (result, error) {
-	facts, err := s.cfg.DB.LeadRefFacts(ctx, req.id.SiteID, refQuery(lead))
-	if err != nil {
-		return result{}, err
+// save resolves the lead's references, if it has any, and stores it, with
+// key claimed in the same transaction or completing claim (at most one of
+// them). A lead without references is stored in one round trip: the store
+// checks that the site exists, and claims the key, as it stores it. When
+// the references fail, a key's stored answer comes first.
+func (s *Service) save(ctx context.Context, req request, lead *rules.Lead, key *store.IdempotencyRequest,
+	claim *store.IdempotencyClaim) (result, error) {
+	var refs rules.Refs
+	if hasRefs(lead) {
+		facts, err := s.cfg.DB.LeadRefFacts(ctx, req.id.SiteID, refQuery(lead))
+		if err != nil {
+			return result{}, err
+		}
+		if !facts.SiteExists {
+			return result{}, errSiteNotFound
+		}
+		var problems rules.Problems
+		if refs, problems = rules.ResolveRefs(lead, facts); len(problems) > 0 {
+			if key != nil {
+				// A retry of a request that was stored replays its answer,
+				// whatever became of the listing or agent since.
+				if res, err := s.storedAnswer(ctx, *key); err != nil || res.body != nil {
+					return res, err
+				}
+			}
+			return result{}, apierror.Validation(problems)
+		}
 	}
-	if !facts.SiteExists {
-		return result{}, errSiteNotFound
-	}
-	refs, problems := rules.ResolveRefs(lead, facts)
-	if len(problems) > 0 {
-		return result{}, apierror.Validation(problems)
-	}
-	out, err := s.cfg.DB.SubmitLead(ctx, s.newLead(req, lead, refs, claim))
-	if errors.Is(err, store.ErrClaimLost) {
+	nl := s.newLead(req, lead, refs, claim)
+	nl.Key = key
+	out, err := s.cfg.DB.SubmitLead(ctx, nl)
+	switch {
+	case errors.Is(err, store.ErrClaimLost):
 		return result{}, fmt.Errorf("%w (%w)", errInFlight, err) // the claim is someone else's now
-	}
-	if err != nil {
+	case errors.Is(err, store.ErrSiteGone):
+		return result{}, errSiteNotFound
+	case err != nil:
 		return result{}, err
+	}
+	switch out.Key {
+	case store.IdempotencyReplay:
+		leadsReplayed.Inc()
+		return result{status: out.ResponseStatus, body: out.Response, replayed: true}, nil
+	case store.IdempotencyMismatch:
+		return result{}, errOtherBody
+	case store.IdempotencyInFlight:
+		return result{}, errKeyHeld
 	}
 	if out.Duplicate {
 		leadsDuplicate.Inc()
@@ -112,11 +159,33 @@ func (s *Service) save(ctx context.Context, req request, lead *rules.Lead, claim
 	return result{status: rules.ResponseStatus, body: out.Response}, nil
 }
 
+// storedAnswer is the answer a key holds: its stored response (replayed),
+// errOtherBody for another body, or none (a nil body).
+func (s *Service) storedAnswer(ctx context.Context, key store.IdempotencyRequest) (result, error) {
+	res, err := s.cfg.DB.IdempotencyAnswer(ctx, key)
+	switch {
+	case err != nil:
+		return result{}, err
+	case res.State == store.IdempotencyReplay:
+		leadsReplayed.Inc()
+		return result{status: res.Status, body: res.Body, replayed: true}, nil
+	case res.State == store.IdempotencyMismatch:
+		return result{}, errOtherBody
+	}
+	return result{}, nil
+}
+
+// hasRefs reports whether the lead names a listing or an agent, which the
+// store must look up before the lead can be stored.
+func hasRefs(l *rules.Lead) bool {
+	return l.ListingRef != 0 || l.ListingID != "" || l.AgentEmail != ""
+}
+
 // addRefProblems adds the problems of the lead's well-formed references to
 // a request that is already invalid, so the client learns them all at
 // once. When the database cannot answer, the problems found so far stand.
 func (s *Service) addRefProblems(ctx context.Context, site string, lead *rules.Lead, problems rules.Problems) {
-	if lead.ListingRef == 0 && lead.ListingID == "" && lead.AgentEmail == "" {
+	if !hasRefs(lead) {
 		return
 	}
 	facts, err := s.cfg.DB.LeadRefFacts(ctx, site, refQuery(lead))

@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/listgate/listgate/origin/leads/rules"
 )
@@ -114,10 +116,18 @@ type NewLead struct {
 	// AgentID and AgentEmail are the agent named by agent_email, if any.
 	AgentID    int64
 	AgentEmail string
-	// Idempotency, when not nil, is a claim held for this request; it is
-	// completed with the response (rules.ResponseStatus and
-	// LeadOutcome.Response) in the lead's transaction, so the response is
-	// stored if and only if the lead is.
+	// Key, when not nil, is the request's Idempotency-Key (of the same site
+	// and API key), claimed in the lead's transaction: a new, expired or
+	// abandoned key is stored with the response (rules.ResponseStatus and
+	// LeadOutcome.Response) if and only if the lead is, and is never seen in
+	// flight by another request, which waits for the transaction instead;
+	// a key with a stored response, in use with another body, or claimed in
+	// flight by a live request of its own, stores nothing (LeadOutcome.Key).
+	Key *IdempotencyRequest
+	// Idempotency, when not nil (and Key nil), is a claim held for this
+	// request, of the same site and API key (ClaimIdempotencyKey); it is
+	// completed with the response in the lead's transaction, so the
+	// response is stored if and only if the lead is.
 	Idempotency *IdempotencyClaim
 }
 
@@ -131,9 +141,22 @@ type LeadOutcome struct {
 	// nobody; Reason says why (AssignedBy…), "" for a duplicate.
 	AssignedTo *string
 	Reason     string
+	// Repeated is true when an earlier try of this SubmitLead, whose answer
+	// the connection lost, had stored the submission: the outcome is that
+	// try's, and nothing more was stored.
+	Repeated bool
 	// Response is the body of the submission's answer, rules.Response
-	// encoded: the one stored with NewLead.Idempotency.
+	// encoded: the one stored with NewLead.Key or NewLead.Idempotency.
 	Response []byte
+	// Key is what became of NewLead.Key: IdempotencyClaimed when the lead
+	// was stored with it (or an earlier try of this SubmitLead was);
+	// IdempotencyReplay when the key has a response stored (Response and
+	// ResponseStatus; the rest is zero); IdempotencyMismatch when it was
+	// used with another body, IdempotencyInFlight when a live request
+	// claimed it on its own (nothing stored). Zero without NewLead.Key.
+	Key IdempotencyState
+	// ResponseStatus is the HTTP status stored with a replayed response.
+	ResponseStatus int
 }
 
 // ErrClaimLost is returned by SubmitLead when the request's idempotency
@@ -142,236 +165,133 @@ type LeadOutcome struct {
 // was stored.
 var ErrClaimLost = errors.New("store: idempotency claim lost")
 
-// SubmitLead stores a submission in one transaction. It takes the
-// submission's advisory locks, then looks for a lead of the same site,
-// listing (or none) and type, with the same e-mail or one of the same
+// ErrSiteGone is returned by SubmitLead when the submission's site does not
+// exist (it was deleted after its key was checked); nothing was stored.
+var ErrSiteGone = errors.New("store: the lead's site does not exist")
+
+// SubmitLead stores a submission in one transaction, in one round trip: a
+// call of submit_lead (migration 0013) outside any transaction block. It
+// takes the submission's advisory locks, then looks for a lead of the same
+// site, listing (or none) and type, with the same e-mail or one of the same
 // numbers, created within the window. If there is one, the submission is
 // attached to it (duplicate); otherwise a lead is created and assigned: the
 // agent named by agent_email, else the listing's first listing agent with an
 // e-mail, else the site's default recipient, else the next of the site's
 // agents with an e-mail in round-robin order, else nobody; the assignment is
-// recorded with its reason. Either way the submission is stored. Nothing is
-// stored unless the transaction commits.
+// recorded with its reason. Either way the submission and its outbox event
+// are stored, and the Idempotency-Key (NewLead.Key) or the claim
+// (NewLead.Idempotency), if any, completed with the response. Nothing is
+// stored unless the call commits. It fails with ErrSiteGone or ErrClaimLost,
+// having stored nothing, when the site is gone or the claim lost; a key
+// that holds a response, another body or a live claim stores nothing and
+// says so in LeadOutcome.Key.
 //
-// A transaction that fails before its COMMIT was sent, because the
-// connection died or the server gave up (IsUnavailable), is run once more on
-// another connection: nothing of it was stored. A failed COMMIT is not
-// retried, since it may have been applied.
+// A call that fails because the connection died or the server gave up
+// (IsUnavailable) is made once more on another connection, with the same
+// attempt id: whether or not the first call committed before its answer was
+// lost, the submission is stored once (the second call finds the first's,
+// and returns its outcome with Repeated set).
 func (db *DB) SubmitLead(ctx context.Context, nl NewLead) (LeadOutcome, error) {
-	for attempt := 1; ; attempt++ {
-		var out LeadOutcome
-		committing := false
-		err := db.InTx(ctx, func(tx pgx.Tx) error {
-			var err error
-			out, err = submitLead(ctx, tx, nl)
-			committing = err == nil
-			return err
-		})
-		if err == nil {
-			return out, nil
-		}
-		if committing || attempt == maxAttempts || !IsUnavailable(err) || ctx.Err() != nil {
-			return LeadOutcome{}, err
+	if c := nl.Idempotency; c != nil && (c.SiteID != nl.SiteID || c.KeyID != nl.KeyID || nl.Key != nil) {
+		return LeadOutcome{}, fmt.Errorf("store: submit lead: the claim is another site's or key's, or comes with a key")
+	}
+	if k := nl.Key; k != nil && (k.SiteID != nl.SiteID || k.KeyID != nl.KeyID) {
+		return LeadOutcome{}, fmt.Errorf("store: submit lead: the Idempotency-Key is another site's or key's")
+	}
+	attempt := pgtype.UUID{Valid: true}
+	if _, err := rand.Read(attempt.Bytes[:]); err != nil {
+		return LeadOutcome{}, fmt.Errorf("store: submit lead: attempt id: %w", err)
+	}
+	for try := 1; ; try++ {
+		out, err := db.submitLead(ctx, nl, attempt, try > 1)
+		if err == nil || try == maxAttempts || !IsUnavailable(err) || ctx.Err() != nil {
+			return out, err
 		}
 	}
 }
 
-// maxAttempts bounds the runs of a lead transaction and of the reference
+// maxAttempts bounds the calls of a submission and of the reference
 // look-up when the database drops them.
 const maxAttempts = 2
 
-func submitLead(ctx context.Context, tx pgx.Tx, nl NewLead) (LeadOutcome, error) {
-	// The locks, the duplicate search and what assignment needs to know go
-	// in one round trip: a batch runs in order, so the search starts once
-	// the locks are held.
-	b := &pgx.Batch{}
-	for _, k := range nl.LockKeys {
-		b.Queue(`SELECT pg_advisory_xact_lock($1)`, k)
-	}
-	out, found := LeadOutcome{Duplicate: true}, false
-	queueFindDuplicate(b, nl, &out, &found)
-	var af assignFacts
-	queueAssignFacts(b, nl, &af)
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return LeadOutcome{}, fmt.Errorf("store: lead locks and duplicate search: %w", err)
-	}
-	b = &pgx.Batch{}
-	if !found {
-		var err error
-		if out, err = createLead(ctx, tx, nl, af, b); err != nil {
-			return LeadOutcome{}, err
-		}
-	}
-	// The rows that follow from the outcome, in one round trip: its
-	// assignment (queued by createLead), the submission, the stored
-	// response of the Idempotency-Key.
-	// The submission and its event in the outbox (lead.created or
-	// lead.duplicate), which the outbox's trigger fans out into deliveries.
-	event := EventLeadCreated
-	if out.Duplicate {
-		event = EventLeadDuplicate
-	}
-	b.Queue(`WITH s AS (INSERT INTO lead_submissions (site_id, lead_id, key_id, duplicate, request_id, payload)
-			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id)
-		INSERT INTO events (site_id, type, payload)
-		SELECT $1, $7, jsonb_build_object('lead_id', $2::bigint, 'submission_id', s.id) FROM s`,
-		nl.SiteID, out.LeadID, nullString(nl.KeyID), out.Duplicate, nullString(nl.RequestID), string(nl.Payload), event)
-	out.Response = rules.Response{LeadID: out.LeadID, Status: out.Status, Duplicate: out.Duplicate,
-		AssignedTo: out.AssignedTo}.Encode()
-	if nl.Idempotency != nil {
-		queueFinishIdempotency(b, *nl.Idempotency, rules.ResponseStatus, out.Response)
-	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		if errors.Is(err, ErrClaimLost) {
-			return LeadOutcome{}, err
-		}
-		return LeadOutcome{}, fmt.Errorf("store: insert lead submission: %w", err)
-	}
-	return out, nil
-}
+// submitLeadCall calls submit_lead; see its comment in migration 0013.
+const submitLeadCall = `SELECT r_outcome, r_lead_id, r_status, r_duplicate, r_assigned_to, r_reason, r_response,
+		r_response_code
+	FROM submit_lead($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
+		$20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`
 
-// queueFindDuplicate queues the search for the earliest lead the
-// submission duplicates; when there is one, it sets *found and fills out.
-func queueFindDuplicate(b *pgx.Batch, nl NewLead, out *LeadOutcome, found *bool) {
+// submitLead makes one call of submit_lead; retry says whether an earlier
+// call of the same attempt failed.
+func (db *DB) submitLead(ctx context.Context, nl NewLead, attempt pgtype.UUID, retry bool) (LeadOutcome, error) {
 	phones := nl.Phones
 	if phones == nil {
 		phones = []string{}
 	}
-	b.Queue(`SELECT id, status, assigned_to FROM leads
-		WHERE site_id = $1
-		  AND listing_ref IS NOT DISTINCT FROM $2::bigint
-		  AND type = $3
-		  AND created_at > now() - make_interval(secs => $4)
-		  AND (email_norm = $5 OR phone_e164 = ANY ($6) OR mobile_e164 = ANY ($6))
-		ORDER BY created_at, id
-		LIMIT 1`,
-		nl.SiteID, nullInt(nl.ListingRef), nl.Type, nl.DuplicateWindow.Seconds(), nullString(nl.EmailNorm), phones).
-		QueryRow(func(r pgx.Row) error {
-			err := r.Scan(&out.LeadID, &out.Status, &out.AssignedTo)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("find duplicate lead: %w", err)
-			}
-			*found = true
-			return nil
-		})
-}
-
-// assignFacts is what the assignment rules read (see SubmitLead).
-type assignFacts struct {
-	// listingAgentID and listingAgentEmail are the listing's first listing
-	// agent with an e-mail, 0 for none.
-	listingAgentID    int64
-	listingAgentEmail string
-	// recipient is the site's default lead recipient ("" for none) and
-	// recipientAgent the agent with that e-mail, if any.
-	recipient      string
-	recipientAgent *int64
-	// agents is true when the site has an agent with an e-mail.
-	agents bool
-}
-
-// queueAssignFacts queues the read-only look-ups of the assignment rules,
-// filling af; none is queued when agent_email already decides.
-func queueAssignFacts(b *pgx.Batch, nl NewLead, af *assignFacts) {
-	if nl.AgentID != 0 {
-		return
+	var (
+		idemKey, claimID *string
+		bodyHash         []byte
+		ttl, lease       float64
+	)
+	if c := nl.Idempotency; c != nil {
+		idemKey, claimID = &c.Key, &c.ClaimID
 	}
-	if nl.ListingRef != 0 {
-		b.Queue(`SELECT a.id, a.email FROM listing_agents la
-			JOIN agents a ON a.site_id = la.site_id AND a.id = la.agent_id
-			WHERE la.site_id = $1 AND la.listing_ref = $2 AND btrim(coalesce(a.email, '')) <> ''
-			ORDER BY la.position LIMIT 1`, nl.SiteID, nl.ListingRef).
-			QueryRow(func(r pgx.Row) error {
-				return wrap("listing agent", noRows(r.Scan(&af.listingAgentID, &af.listingAgentEmail)))
-			})
+	if k := nl.Key; k != nil {
+		idemKey, bodyHash, ttl, lease = &k.Key, k.BodyHash, k.TTL.Seconds(), k.Lease.Seconds()
 	}
-	b.Queue(`SELECT btrim(coalesce(s.default_lead_recipient, '')),
-			(SELECT a.id FROM agents a WHERE a.site_id = s.id AND lower(a.email) = lower(btrim(s.default_lead_recipient))),
-			EXISTS (SELECT 1 FROM agents a WHERE a.site_id = s.id AND btrim(coalesce(a.email, '')) <> '')
-		FROM sites s WHERE s.id = $1`, nl.SiteID).
-		QueryRow(func(r pgx.Row) error {
-			return wrap("default lead recipient", r.Scan(&af.recipient, &af.recipientAgent, &af.agents))
-		})
-}
-
-// insertLeadColumns are the columns createLead inserts, assignment last.
-const insertLeadColumns = `site_id, listing_ref, type, priority, name, email, email_norm, phone, phone_e164,
-	mobile, mobile_e164, message, metadata, assigned_to, assigned_agent_id`
-
-// createLead assigns and inserts a new lead, and queues its assignment's
-// record on b. Round robin takes the site's counter in the statement that
-// inserts the lead: the counter row stays locked until the transaction
-// ends (concurrent leads take consecutive turns), so it is taken as late,
-// and held for as few round trips, as can be.
-func createLead(ctx context.Context, tx pgx.Tx, nl NewLead, af assignFacts, b *pgx.Batch) (LeadOutcome, error) {
-	values := []any{nl.SiteID, nullInt(nl.ListingRef), nl.Type, nl.Priority, nl.Name,
-		nullString(nl.Email), nullString(nl.EmailNorm), nullString(nl.Phone), nullString(nl.PhoneE164),
-		nullString(nl.Mobile), nullString(nl.MobileE164), nullString(nl.Message), string(nl.Metadata)}
-	a := assignment{reason: AssignedToNobody}
-	switch {
-	case nl.AgentID != 0:
-		a = assignment{&nl.AgentID, &nl.AgentEmail, AssignedByAgentEmail}
-	case af.listingAgentID != 0:
-		a = assignment{&af.listingAgentID, &af.listingAgentEmail, AssignedByListingAgent}
-	case af.recipient != "":
-		a = assignment{af.recipientAgent, &af.recipient, AssignedByDefaultRecipient}
-	}
-	var out LeadOutcome
-	var agentID *int64
-	var err error
-	if a.reason == AssignedToNobody && af.agents {
-		// The agent at the turn's position (modulo their number) among
-		// the site's agents with an e-mail, in id order; nobody if they
-		// went away meanwhile.
-		err = tx.QueryRow(ctx, `WITH turn AS (
-				INSERT INTO lead_round_robin AS rr (site_id, next) VALUES ($1, 1)
-				ON CONFLICT (site_id) DO UPDATE SET next = rr.next + 1
-				RETURNING next - 1 AS t),
-			pick AS (
-				SELECT a.id, a.email FROM (
-					SELECT id, email, row_number() OVER (ORDER BY id) - 1 AS i, count(*) OVER () AS n
-					FROM agents WHERE site_id = $1 AND btrim(coalesce(email, '')) <> '') a, turn
-				WHERE a.i = turn.t % a.n)
-			INSERT INTO leads (`+insertLeadColumns+`)
-			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, pick.email, pick.id
-			FROM turn LEFT JOIN pick ON true
-			RETURNING id, status, assigned_to, assigned_agent_id`, values...).
-			Scan(&out.LeadID, &out.Status, &out.AssignedTo, &agentID)
-		a = assignment{agentID, out.AssignedTo, AssignedByRoundRobin}
-		if agentID == nil {
-			a.reason = AssignedToNobody
-		}
-	} else {
-		err = tx.QueryRow(ctx, `INSERT INTO leads (`+insertLeadColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-			RETURNING id, status, assigned_to`, append(values, a.email, a.agentID)...).
-			Scan(&out.LeadID, &out.Status, &out.AssignedTo)
-	}
+	var (
+		outcome        string
+		leadID         *int64
+		status, reason *string
+		duplicate      *bool
+		out            LeadOutcome
+		response       []byte
+		responseStatus *int32
+	)
+	err := db.Pool.QueryRow(ctx, submitLeadCall,
+		nl.SiteID, nullString(nl.KeyID), nullString(nl.RequestID), nullInt(nl.ListingRef),
+		nl.Type, nl.Priority, nl.Name, nullString(nl.Email), nullString(nl.EmailNorm),
+		nullString(nl.Phone), nullString(nl.PhoneE164), nullString(nl.Mobile), nullString(nl.MobileE164),
+		nullString(nl.Message), phones, string(nl.Metadata), string(nl.Payload),
+		nl.LockKeys, nl.DuplicateWindow.Seconds(), nullInt(nl.AgentID), nullString(nl.AgentEmail),
+		idemKey, claimID, rules.ResponseStatus, bodyHash, ttl, lease, livenessClass, attempt, retry).
+		Scan(&outcome, &leadID, &status, &duplicate, &out.AssignedTo, &reason, &response, &responseStatus)
 	if err != nil {
-		return LeadOutcome{}, fmt.Errorf("store: insert lead: %w", err)
+		return LeadOutcome{}, fmt.Errorf("store: submit lead: %w", err)
 	}
-	out.Reason = a.reason
-	b.Queue(`INSERT INTO lead_assignments (site_id, lead_id, agent_id, assigned_to, reason)
-		VALUES ($1, $2, $3, $4, $5)`, nl.SiteID, out.LeadID, a.agentID, a.email, a.reason)
+	switch outcome {
+	case "no_site":
+		return LeadOutcome{}, ErrSiteGone
+	case "claim_lost":
+		return LeadOutcome{}, ErrClaimLost
+	case "replay":
+		if responseStatus == nil {
+			return LeadOutcome{}, errors.New("store: submit lead: replay without its status")
+		}
+		return LeadOutcome{Key: IdempotencyReplay, Response: response, ResponseStatus: int(*responseStatus)}, nil
+	case "mismatch":
+		return LeadOutcome{Key: IdempotencyMismatch}, nil
+	case "in_flight":
+		return LeadOutcome{Key: IdempotencyInFlight}, nil
+	case "created", "duplicate", "repeat":
+	default:
+		return LeadOutcome{}, fmt.Errorf("store: submit lead: unknown outcome %q", outcome)
+	}
+	if nl.Key != nil {
+		out.Key = IdempotencyClaimed
+	}
+	if leadID == nil || status == nil || duplicate == nil {
+		return LeadOutcome{}, fmt.Errorf("store: submit lead: %s without its lead", outcome)
+	}
+	out.LeadID, out.Status, out.Duplicate, out.Repeated = *leadID, *status, *duplicate, outcome == "repeat"
+	if reason != nil {
+		out.Reason = *reason
+	}
+	out.Response = response
+	if out.Response == nil {
+		out.Response = rules.Response{LeadID: out.LeadID, Status: out.Status, Duplicate: out.Duplicate,
+			AssignedTo: out.AssignedTo}.Encode()
+	}
 	return out, nil
-}
-
-// assignment is who a new lead goes to, and why.
-type assignment struct {
-	agentID *int64
-	email   *string
-	reason  string
-}
-
-// wrap adds context to a non-nil error.
-func wrap(what string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("store: %s: %w", what, err)
 }
 
 func nullString(s string) *string {

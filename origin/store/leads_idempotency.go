@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // claimIdempotencyKey claims a key ($1-$3) for a body ($4), for a TTL ($5)
@@ -100,7 +99,16 @@ type IdempotencyResult struct {
 // only while that lock is held: a claim whose owner's lock is free (the
 // process exited, was killed or lost its connection) is taken over at once,
 // a claim without an owner only after the lease. A claim taken over cannot
-// be completed by its first request (SubmitLead fails with ErrClaimLost).
+// be completed by its first request (SubmitLead fails with ErrClaimLost);
+// one whose submission is being stored cannot be taken over: the request
+// trying waits for the submission, then replays its answer.
+//
+// The claim commits before the work it stands for, so a process that dies
+// in between leaves it in flight; and a claim the process sent just before
+// it was killed may run after its liveness lock was freed, recording no
+// owner, so that it holds the key for the whole lease (the rolling-deploy
+// drill met this). SubmitLead with NewLead.Key claims a key in the lead's
+// own transaction instead, which leaves nothing in flight.
 func (db *DB) ClaimIdempotencyKey(ctx context.Context, req IdempotencyRequest) (IdempotencyResult, error) {
 	for range 3 {
 		var claimID string
@@ -115,30 +123,42 @@ func (db *DB) ClaimIdempotencyKey(ctx context.Context, req IdempotencyRequest) (
 			return IdempotencyResult{}, fmt.Errorf("store: claim idempotency key: %w", err)
 		}
 		// A live row holds the key: say which kind.
-		var hash []byte
-		var state string
-		var status *int32
-		var body []byte
-		err = db.Pool.QueryRow(ctx, `SELECT body_hash, state, response_code, response_body FROM idempotency_keys
-			WHERE site_id = $1 AND key_id = $2 AND idem_key = $3 AND expires_at > now()`,
-			req.SiteID, req.KeyID, req.Key).Scan(&hash, &state, &status, &body)
-		if errors.Is(err, pgx.ErrNoRows) {
-			continue // released or expired in between: try again
+		res, err := db.IdempotencyAnswer(ctx, req)
+		if err != nil || res.State != 0 {
+			return res, err
 		}
-		if err != nil {
-			return IdempotencyResult{}, fmt.Errorf("store: read idempotency key: %w", err)
-		}
-		switch {
-		case !bytes.Equal(hash, req.BodyHash):
-			return IdempotencyResult{State: IdempotencyMismatch}, nil
-		case state == "done" && status != nil:
-			return IdempotencyResult{State: IdempotencyReplay, Status: int(*status), Body: body}, nil
-		default:
-			return IdempotencyResult{State: IdempotencyInFlight}, nil
-		}
+		// Released or expired in between: try again.
 	}
 	// The key changed hands three times within this call: as good as busy.
 	return IdempotencyResult{State: IdempotencyInFlight}, nil
+}
+
+// IdempotencyAnswer says what holds a key now, without claiming it:
+// IdempotencyReplay with the stored response (same body),
+// IdempotencyMismatch (another body), IdempotencyInFlight (a claim in
+// flight), or a zero State when nothing live holds the key.
+func (db *DB) IdempotencyAnswer(ctx context.Context, req IdempotencyRequest) (IdempotencyResult, error) {
+	var hash []byte
+	var state string
+	var status *int32
+	var body []byte
+	err := db.Pool.QueryRow(ctx, `SELECT body_hash, state, response_code, response_body FROM idempotency_keys
+		WHERE site_id = $1 AND key_id = $2 AND idem_key = $3 AND expires_at > now()`,
+		req.SiteID, req.KeyID, req.Key).Scan(&hash, &state, &status, &body)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return IdempotencyResult{}, nil
+	}
+	if err != nil {
+		return IdempotencyResult{}, fmt.Errorf("store: read idempotency key: %w", err)
+	}
+	switch {
+	case !bytes.Equal(hash, req.BodyHash):
+		return IdempotencyResult{State: IdempotencyMismatch}, nil
+	case state == "done" && status != nil:
+		return IdempotencyResult{State: IdempotencyReplay, Status: int(*status), Body: body}, nil
+	default:
+		return IdempotencyResult{State: IdempotencyInFlight}, nil
+	}
 }
 
 // ReleaseIdempotencyKey gives up a claim whose work failed, so that a retry
@@ -152,18 +172,4 @@ func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c IdempotencyClaim) err
 		return fmt.Errorf("store: release idempotency key: %w", err)
 	}
 	return nil
-}
-
-// queueFinishIdempotency queues, in the transaction that stores the lead,
-// the storing of a claim's response. The batch fails with ErrClaimLost when
-// the claim is no longer this request's.
-func queueFinishIdempotency(b *pgx.Batch, c IdempotencyClaim, status int, body []byte) {
-	b.Queue(`UPDATE idempotency_keys SET state = 'done', response_code = $5, response_body = $6
-		WHERE site_id = $1 AND key_id = $2 AND idem_key = $3 AND claim_id = $4 AND state = 'in_flight'`,
-		c.SiteID, c.KeyID, c.Key, c.ClaimID, status, body).Exec(func(tag pgconn.CommandTag) error {
-		if tag.RowsAffected() != 1 {
-			return ErrClaimLost
-		}
-		return nil
-	})
 }
