@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -44,6 +45,25 @@ func limitRun(t *testing.T, edges []*proc, site string, keys []key, n, limit int
 	return ok, limited
 }
 
+// checkRateLimitField checks a RateLimit field: "site";r=REMAINING;t=T with
+// T the seconds to X-RateLimit-Reset (epoch seconds), give or take one for
+// the clock's second turning between the edge and here.
+func checkRateLimitField(tb testing.TB, field string, remaining int, reset string) {
+	tb.Helper()
+	var r, tsec int
+	if n, err := fmt.Sscanf(field, `"site";r=%d;t=%d`, &r, &tsec); n != 2 || err != nil ||
+		fmt.Sprintf(`"site";r=%d;t=%d`, r, tsec) != field {
+		tb.Fatalf("RateLimit %q", field)
+	}
+	end, err := strconv.ParseInt(reset, 10, 64)
+	if err != nil {
+		tb.Fatalf("X-RateLimit-Reset %q", reset)
+	}
+	if left := end - time.Now().Unix(); r != remaining || tsec < 1 || tsec > 60 || tsec < int(left)-1 || tsec > int(left)+1 {
+		tb.Fatalf("RateLimit %q: want r=%d and t about %d", field, remaining, left)
+	}
+}
+
 func TestStarterLimitAtTheBoundary(t *testing.T) {
 	s := newSystem(t)
 	edge := s.startEdge(edgeOpts{})
@@ -55,12 +75,20 @@ func TestStarterLimitAtTheBoundary(t *testing.T) {
 		if r.status != 200 || r.header.Get("X-RateLimit-Remaining") != strconv.Itoa(60-i) {
 			t.Fatalf("request %d: %d remaining %s", i, r.status, r.header.Get("X-RateLimit-Remaining"))
 		}
+		// The same decision in draft-ietf-httpapi-ratelimit-headers' fields.
+		if p := r.header.Get("RateLimit-Policy"); p != `"site";q=60;w=60` {
+			t.Fatalf("request %d: RateLimit-Policy %q", i, p)
+		}
+		checkRateLimitField(t, r.header.Get("RateLimit"), 60-i, r.header.Get("X-RateLimit-Reset"))
 	}
 	for i := 0; i < 3; i++ {
 		r := do(t, "GET", edge.url()+"/v1/sites/"+site+"/stats/summary", nil, bearer(keys[i%2].Key))
 		retry, _ := strconv.Atoi(r.header.Get("Retry-After"))
 		if r.status != 429 || retry < 1 || retry > 60 {
 			t.Fatalf("61st request: %d Retry-After %q", r.status, r.header.Get("Retry-After"))
+		}
+		if want := `"site";r=0;t=` + r.header.Get("Retry-After"); r.header.Get("RateLimit") != want {
+			t.Fatalf("61st request: RateLimit %q, want %q", r.header.Get("RateLimit"), want)
 		}
 	}
 	// An enterprise site has no limit and no headers.

@@ -36,7 +36,7 @@ const (
 	// corsAllowHeaders are the request headers a browser may send.
 	corsAllowHeaders = "Authorization, X-API-Key, Content-Type, Idempotency-Key, If-None-Match, X-Request-Id"
 	// corsExposeHeaders are the response headers a page may read.
-	corsExposeHeaders = "ETag, X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Cache"
+	corsExposeHeaders = "ETag, X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit-Policy, RateLimit, Retry-After, X-Cache"
 	// corsMaxAge is how long a browser may reuse a preflight's answer, in
 	// seconds; origin list changes reach browsers within it.
 	corsMaxAge = "600"

@@ -245,7 +245,7 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
 		writeError(ctx, e)
 	}
 	if st.limited {
-		setRateHeaders(&ctx.Response.Header, st.dec)
+		setRateHeaders(&ctx.Response.Header, st.dec, st.now)
 	}
 	if rt.cors {
 		if st.authenticated {
@@ -264,6 +264,8 @@ type passState struct {
 	authenticated bool
 	dec           ratelimit.Decision
 	limited       bool
+	// now is the time the limiter decided at (RateLimit's t).
+	now time.Time
 }
 
 // pass takes a request through DESIGN.md §2's checks in order — body size,
@@ -306,7 +308,7 @@ func (g *Gateway) pass(ctx *fasthttp.RequestCtx, rt *route, st *passState) *apie
 		g.cfg.Usage.Count(info.SiteID, now)
 	}
 	st.dec = g.cfg.Limiter.Allow(ctx, info.SiteID, info.Limit, now)
-	st.limited = !st.dec.Unlimited
+	st.limited, st.now = !st.dec.Unlimited, now
 	if !st.dec.Allowed {
 		return apierror.RateLimited(st.dec.RetryAfter)
 	}
@@ -319,13 +321,53 @@ func (g *Gateway) pass(ctx *fasthttp.RequestCtx, rt *route, st *passState) *apie
 	return g.forward(ctx, rt, &st.info, ip)
 }
 
-// setRateHeaders writes the X-RateLimit headers of an authenticated
-// response.
-func setRateHeaders(h *fasthttp.ResponseHeader, d ratelimit.Decision) {
-	var buf [20]byte
+// setRateHeaders writes the rate-limit headers of an authenticated
+// response: the X-RateLimit-* the API has always sent, and the same
+// decision as draft-ietf-httpapi-ratelimit-headers' structured fields,
+//
+//	RateLimit-Policy: "site";q=60;w=60
+//	RateLimit: "site";r=59;t=17
+//
+// (the site's quota per window of w seconds; what is left of it and the
+// seconds until the window ends). Formatted into a stack buffer: the hit
+// path allocates nothing here.
+func setRateHeaders(h *fasthttp.ResponseHeader, d ratelimit.Decision, now time.Time) {
+	var buf [64]byte
 	h.SetBytesV("X-RateLimit-Limit", strconv.AppendInt(buf[:0], int64(d.Limit), 10))
 	h.SetBytesV("X-RateLimit-Remaining", strconv.AppendInt(buf[:0], int64(d.Remaining), 10))
 	h.SetBytesV("X-RateLimit-Reset", strconv.AppendInt(buf[:0], d.Reset.Unix(), 10))
+	b := append(buf[:0], ratePolicyPrefix...)
+	b = strconv.AppendInt(b, int64(d.Limit), 10)
+	b = append(b, rateWindowParam...)
+	h.SetBytesV("RateLimit-Policy", b)
+	b = append(buf[:0], rateRemainingPrefix...)
+	b = strconv.AppendInt(b, int64(max(d.Remaining, 0)), 10)
+	b = append(b, ";t="...)
+	h.SetBytesV("RateLimit", strconv.AppendInt(b, rateResetSeconds(d, now), 10))
+}
+
+// The policy's name in RateLimit-Policy and RateLimit: the limit is the
+// site's, shared by all its keys.
+const (
+	ratePolicyPrefix    = `"site";q=`
+	rateRemainingPrefix = `"site";r=`
+)
+
+// rateWindowParam is the w parameter: the window in seconds.
+var rateWindowParam = ";w=" + strconv.Itoa(int(ratelimit.Window/time.Second))
+
+// rateResetSeconds is RateLimit's t: the whole seconds from now until the
+// window ends, rounded up (a client that waits that long is in the next
+// window), never negative; a rejection's Retry-After exactly.
+func rateResetSeconds(d ratelimit.Decision, now time.Time) int64 {
+	if d.RetryAfter > 0 {
+		return int64(d.RetryAfter)
+	}
+	left := d.Reset.Sub(now)
+	if left <= 0 {
+		return 0
+	}
+	return int64((left + time.Second - 1) / time.Second)
 }
 
 // requestID takes the client's X-Request-Id when it is sane, or makes one,

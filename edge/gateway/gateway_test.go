@@ -117,6 +117,24 @@ func TestHitPathAllocations(t *testing.T) {
 		t.Errorf("hit path: %v allocations per request, the router alone makes %v", n, base)
 	}
 	t.Logf("hit path: %v allocations per request, all of them the router's", base)
+	// A plan with a limit adds the rate-limit headers, X-RateLimit-* and
+	// RateLimit/RateLimit-Policy, formatted without allocating.
+	lg, lcache := newTestGateway(t, key, 1<<30)
+	if lcache.Put(mustAppendKey(t, lcache, []byte(testSite), []byte(path), []byte("page=2")), 200,
+		[]byte("application/json"), []byte("max-age=600"), []byte(`"e"`), body, time.Now()) == nil {
+		t.Fatal("not stored")
+	}
+	limited := func() {
+		ctx.Response.Reset()
+		lg.Handler(ctx)
+	}
+	limited()
+	if ctx.Response.StatusCode() != 200 || len(ctx.Response.Header.Peek("RateLimit")) == 0 {
+		t.Fatalf("limited: %d RateLimit %q", ctx.Response.StatusCode(), ctx.Response.Header.Peek("RateLimit"))
+	}
+	if n := testing.AllocsPerRun(200, limited); n > base {
+		t.Errorf("hit path with a rate limit: %v allocations per request, the router alone makes %v", n, base)
+	}
 	// The rejections are cheap too.
 	bad := request("GET", path, map[string]string{"Authorization": "Bearer lgk_nope"})
 	if n := testing.AllocsPerRun(200, func() { bad.Response.Reset(); g.Handler(bad) }); n > base {
