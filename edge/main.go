@@ -26,7 +26,9 @@ import (
 	"github.com/listgate/listgate/edge/upstream"
 	"github.com/listgate/listgate/edge/usage"
 	"github.com/listgate/listgate/pkg/config"
+	"github.com/listgate/listgate/pkg/logctx"
 	"github.com/listgate/listgate/pkg/ratelimit"
+	"github.com/listgate/listgate/pkg/telemetry"
 )
 
 func main() {
@@ -55,6 +57,19 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})).With("service", "edge")
+	// Request paths log with their context: request and trace ids.
+	log = slog.New(logctx.NewHandler(log.Handler()))
+	tracing, err := telemetry.Start(ctx, "listgate-edge", os.LookupEnv, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tracing.Shutdown(sctx); err != nil {
+			log.Warn("tracing: spans lost at shutdown", "err", err)
+		}
+	}()
 
 	// The port is taken first, so a busy one fails at once; then the
 	// origin is asked whether it takes our token. Requests wait in the
@@ -110,6 +125,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		MaxUploadBytes: cfg.MaxBodyBytes, UploadTimeout: cfg.UploadTimeout, MaxUploads: cfg.MaxUploads,
 		UploadIdleTimeout: cfg.ReadTimeout,
 		AuthFailureLimit:  cfg.AuthFailureLimit,
+		Tracer:            tracing.Tracer(),
 	})
 	if err != nil {
 		return err
@@ -147,7 +163,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		CloseOnShutdown:               true,
 		Logger:                        redactingLogger{log},
 	}
-	log.Info("edge listening", "addr", ln.Addr().String(), "origin", cfg.OriginURL, "redis", cfg.RedisURL != "")
+	log.Info("edge listening", "addr", ln.Addr().String(), "origin", cfg.OriginURL, "redis", cfg.RedisURL != "",
+		"tracing", tracing.Endpoint() != "")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -229,7 +229,9 @@ func (g *Gateway) forwardUpload(ctx *fasthttp.RequestCtx, rt *route, ip netip.Ad
 	}
 	g.prepare(req, nil, requestIDOf(ctx), ip)
 	resp := &ctx.Response
+	span := g.originSpan(traceParentOf(ctx), req)
 	err := g.origin.Stream(req, resp, time.Now().Add(g.cfg.UploadTimeout+g.cfg.OriginTimeout))
+	endOriginSpan(span, resp, err)
 	resp.Header.SetBytesV("X-Request-Id", req.Header.Peek("X-Request-Id"))
 	if body != nil && body.eof {
 		// Read to its end: the connection may carry the next request.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"net/netip"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/listgate/listgate/edge/respcache"
 	"github.com/listgate/listgate/edge/target"
 	"github.com/listgate/listgate/pkg/apierror"
+	"github.com/listgate/listgate/pkg/logctx"
 )
 
 // queryErrors answer the queries the cache cannot key, as the origin
@@ -142,13 +144,18 @@ func (g *Gateway) refresh(ctx *fasthttp.RequestCtx, rt *route, info *keycache.In
 	id := *info
 	reqID := bytes.Clone(requestIDOf(ctx))
 	key = bytes.Clone(key)
+	// The log context is a copy: ctx is another request's once this returns.
+	parent, logCtx := traceParentOf(ctx), logctx.With(context.Background(), logctx.From(logContext(ctx))...)
 	go func() {
 		defer fasthttp.ReleaseRequest(req)
 		resp := fasthttp.AcquireResponse()
 		defer fasthttp.ReleaseResponse(resp)
 		g.prepare(req, &id, reqID, ip)
-		if err := g.origin.Do(req, resp, g.cfg.OriginTimeout); err != nil {
-			g.log.Warn("background refresh failed", "err", err, "route", rt.name)
+		span := g.originSpan(parent, req)
+		err := g.origin.Do(req, resp, g.cfg.OriginTimeout)
+		endOriginSpan(span, resp, err)
+		if err != nil {
+			g.log.WarnContext(logCtx, "background refresh failed", "err", err, "route", rt.name)
 			return
 		}
 		g.store(key, resp, g.now())

@@ -136,7 +136,7 @@ func (g *Gateway) siteAllows(ctx *fasthttp.RequestCtx, site string, origin []byt
 	list, found, err := g.cfg.Sites.SiteCORS(ctx, site)
 	if err != nil {
 		g.metrics.originErrors.Inc()
-		g.log.Warn("site origins unavailable", "err", err, "request_id", string(requestIDOf(ctx)))
+		g.log.WarnContext(logContext(ctx), "site origins unavailable", "err", err)
 		return false, errOriginDown
 	}
 	return found && cors.Allowed(list, origin), nil

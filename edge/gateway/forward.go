@@ -42,7 +42,9 @@ func (g *Gateway) forward(ctx *fasthttp.RequestCtx, rt *route, info *keycache.In
 // request id it keeps.
 func (g *Gateway) exchange(ctx *fasthttp.RequestCtx, rt *route, req *fasthttp.Request) *apierror.Error {
 	resp := &ctx.Response
+	span := g.originSpan(traceParentOf(ctx), req)
 	err := g.origin.Do(req, resp, g.cfg.OriginTimeout)
+	endOriginSpan(span, resp, err)
 	// Do replaced the response headers; the id is on the origin request.
 	resp.Header.SetBytesV("X-Request-Id", req.Header.Peek("X-Request-Id"))
 	if err != nil {
@@ -58,21 +60,23 @@ func (g *Gateway) exchange(ctx *fasthttp.RequestCtx, rt *route, req *fasthttp.Re
 // 503.
 func (g *Gateway) originFailed(ctx *fasthttp.RequestCtx, rt *route, err error) *apierror.Error {
 	g.metrics.originErrors.Inc()
-	g.log.Warn("origin unreachable", "err", err, "route", rt.name, "request_id", string(requestIDOf(ctx)))
+	g.log.WarnContext(logContext(ctx), "origin unreachable", "err", err, "route", rt.name)
 	return errOriginDown
 }
 
 // prepare turns a client's request into the origin's: hop-by-hop and
 // client-sent X-Listgate-* headers out, the key out and the identity in
-// (info nil: a public route), the request id and client IP. The origins'
-// client sets the scheme, host and internal token, whatever an
-// absolute-form target said.
+// (info nil: a public route), the request id and client IP, the client's
+// trace headers only when valid (with tracing on, originSpan replaces
+// them). The origins' client sets the scheme, host and internal token,
+// whatever an absolute-form target said.
 func (g *Gateway) prepare(req *fasthttp.Request, info *keycache.Info, reqID []byte, ip netip.Addr) {
 	h := &req.Header
 	for _, name := range hopHeaders {
 		h.Del(name)
 	}
 	stripListgateHeaders(h)
+	sanitizeTraceHeaders(h)
 	if info != nil {
 		// The key stays at the edge: the origin gets the identity.
 		h.Del("Authorization")

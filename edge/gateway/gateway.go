@@ -21,6 +21,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/listgate/listgate/edge/keycache"
 	"github.com/listgate/listgate/edge/respcache"
@@ -97,6 +98,10 @@ type Config struct {
 	Log *slog.Logger
 	// Now is the clock. Nil: time.Now.
 	Now func() time.Time
+	// Tracer, when set, traces every request: a server span each, a
+	// client span for each request to the origin (trace.go). Nil: tracing
+	// off, and nothing of it runs on the cache-hit path.
+	Tracer trace.Tracer
 }
 
 // Gateway serves the public API. Safe for concurrent use.
@@ -123,6 +128,8 @@ type Gateway struct {
 	// through to the origin.
 	authFails  *ratelimit.Local
 	authSample atomic.Uint64
+	// tracer is Config.Tracer; nil is tracing off.
+	tracer trace.Tracer
 }
 
 // New builds the gateway and its route table.
@@ -164,6 +171,7 @@ func New(cfg Config) (*Gateway, error) {
 		g.now = time.Now
 	}
 	g.origin = cfg.Origins
+	g.tracer = cfg.Tracer
 	var p [6]byte
 	rand.Read(p[:])
 	g.idPrefix = []byte(hex.EncodeToString(p[:]) + "-")
@@ -188,7 +196,6 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	handle("GET", "/healthz", g.healthz)
 	handle("GET", "/readyz", g.readyz)
-	handle("GET", "/metrics", g.serveMetrics)
 	unmatched := g.metrics.route("unmatched")
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		start := time.Now()
@@ -213,9 +220,13 @@ var errMethodNotAllowed = apierror.New(apierror.CodeMethodNotAllowed, "")
 // router, behind a panic guard. A body left unread is dropped, or ends the
 // connection (endUnreadBody).
 func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
+	if g.tracer != nil {
+		// Deferred first, so it ends the span after a panic's 500.
+		defer endTrace(ctx, g.startTrace(ctx))
+	}
 	defer func() {
 		if v := recover(); v != nil {
-			g.log.Error("panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()), "path", string(ctx.URI().PathOriginal()))
+			g.log.ErrorContext(logContext(ctx), "panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()), "path", string(ctx.URI().PathOriginal()))
 			writeError(ctx, errInternal)
 		}
 		if ctx.RequestBodyStream() != nil && hasBody(&ctx.Request.Header) {
@@ -243,6 +254,9 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
 	var st passState
 	if e := g.pass(ctx, rt, &st); e != nil {
 		writeError(ctx, e)
+	}
+	if g.tracer != nil {
+		g.traceRoute(ctx, rt, &st)
 	}
 	if st.limited {
 		setRateHeaders(&ctx.Response.Header, st.dec, st.now)
