@@ -56,9 +56,8 @@ type logLine struct {
 	Newest bool
 }
 
-// newLogLines turns the store's rows (newest first) into the page's lines,
-// their times in loc.
-func newLogLines(rows []store.DeliveryLogRow, loc *time.Location) []logLine {
+// newLogLines turns the store's rows (newest first) into the page's lines.
+func newLogLines(rows []store.DeliveryLogRow) []logLine {
 	seen := map[int64]bool{}
 	lines := make([]logLine, 0, len(rows))
 	for _, row := range rows {
@@ -69,7 +68,7 @@ func newLogLines(rows []store.DeliveryLogRow, loc *time.Location) []logLine {
 		case !l.Newest:
 			l.Outcome = "failed, tried again"
 		case row.State == store.DeliveryPending && row.Attempt > 0:
-			l.Outcome = "pending: next try " + formatSecond(loc, row.NextAt)
+			l.Outcome = "pending: next try " + row.NextAt.UTC().Format("2006-01-02 15:04:05 UTC")
 		case row.State == store.DeliveryHeld:
 			l.Outcome = "held: the endpoint is disabled"
 		case row.State == store.DeliveryFailed:
@@ -118,7 +117,7 @@ func (h *Handler) webhookLog(w http.ResponseWriter, r *http.Request, s *store.Se
 	data["Endpoint"] = ep
 	data["DisableAfter"] = hoursText(store.DisableAfter)
 	data["Counts"] = cs
-	data["Lines"] = newLogLines(rows, siteLocation(site))
+	data["Lines"] = newLogLines(rows)
 	data["Cut"] = len(rows) == logLines
 	data["LogLines"] = logLines
 	data["Windows"] = replayWindows
