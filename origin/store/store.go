@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/puddle/v2"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DB is the origin's connection pool. Safe for concurrent use.
@@ -44,6 +45,10 @@ type Options struct {
 	// Log receives the liveness lock's losses and reacquisitions. Nil:
 	// discarded.
 	Log *slog.Logger
+	// Tracer, when set, traces the queries made within a traced request
+	// and tags their connections' application_name with its trace id
+	// (trace.go). Nil: no tracing.
+	Tracer trace.Tracer
 }
 
 // Open connects to the database at url and checks that it answers. The
@@ -63,7 +68,11 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		cfg.ConnConfig.ConnectTimeout = opts.ConnectTimeout
 	}
 	cfg.HealthCheckPeriod = 10 * time.Second
-	cfg.ConnConfig.RuntimeParams["application_name"] = "listgate-origin"
+	cfg.ConnConfig.RuntimeParams["application_name"] = AppName
+	if opts.Tracer != nil {
+		cfg.ConnConfig.Tracer = &queryTracer{tracer: opts.Tracer}
+		cfg.PrepareConn = tagConn
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: connect: %w", err)
