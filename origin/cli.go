@@ -31,6 +31,11 @@ commands:
                                             API with the site's keys (CORS), e.g.
                                             https://www.example.com; none clears them
   sites list [--json]
+  sites beacon-id SITE_ID [--rotate] [--json]
+                                            the site's public beacon id (scope
+                                            views:write: listing view beacons and
+                                            nothing else), made on first use;
+                                            --rotate revokes it and makes a new one
   keys create --site SITE_ID --name NAME --scopes SCOPES [--json]
   keys revoke KEY_ID
   keys list --site SITE_ID [--json]
@@ -119,6 +124,8 @@ func dispatch(ctx context.Context, args []string, e *env) error {
 			return cmdSitesSetCORS(ctx, rest[1:], e)
 		case "list":
 			return cmdSitesList(ctx, rest[1:], e)
+		case "beacon-id":
+			return cmdSitesBeaconID(ctx, rest[1:], e)
 		}
 	case "keys":
 		switch sub {

@@ -247,3 +247,43 @@ func TestSitesSetCORSCommand(t *testing.T) {
 		t.Errorf("a refused set-cors changed the list: %q", sites.Sites[0].CORSOrigins)
 	}
 }
+
+func TestSitesBeaconIDCommand(t *testing.T) {
+	c := newCLI(t, storetest.URL(t))
+	var site struct{ ID string }
+	c.mustJSON(&site, "sites", "create", "--name", "Beacon Realty", "--plan", "starter", "--json")
+	var got struct {
+		SiteID   string `json:"site_id"`
+		KeyID    string `json:"key_id"`
+		BeaconID string `json:"beacon_id"`
+	}
+	c.mustJSON(&got, "sites", "beacon-id", site.ID, "--json")
+	if got.SiteID != site.ID || !strings.HasPrefix(got.BeaconID, "lgk_") || got.KeyID == "" {
+		t.Fatalf("beacon-id --json: %+v", got)
+	}
+	// The same id again, as plain text; --rotate makes another.
+	if code, out, errOut := c.run("sites", "beacon-id", site.ID); code != 0 || out != got.BeaconID+"\n" {
+		t.Fatalf("beacon-id: %d %q %q", code, out, errOut)
+	}
+	first := got.BeaconID
+	c.mustJSON(&got, "sites", "beacon-id", "--rotate", site.ID, "--json")
+	if got.BeaconID == first {
+		t.Fatal("--rotate kept the id")
+	}
+	var keys struct {
+		Keys []struct {
+			Scopes    []string
+			RevokedAt *string `json:"revoked_at"`
+		}
+	}
+	c.mustJSON(&keys, "keys", "list", "--site", site.ID, "--json")
+	if len(keys.Keys) != 2 || strings.Join(keys.Keys[0].Scopes, ",") != "views:write" {
+		t.Fatalf("keys: %+v", keys)
+	}
+	if code, _, errOut := c.run("sites", "beacon-id"); code != 2 || !strings.Contains(errOut, "takes a SITE_ID") {
+		t.Fatalf("no site: %d %q", code, errOut)
+	}
+	if code, _, errOut := c.run("keys", "create", "--site", site.ID, "--name", "x", "--scopes", "views:write,listings:read"); code == 0 {
+		t.Fatalf("a views:write key that reads was created: %q", errOut)
+	}
+}

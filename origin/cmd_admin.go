@@ -105,6 +105,31 @@ func cmdSitesSetCORS(ctx context.Context, args []string, e *env) error {
 	})
 }
 
+// cmdSitesBeaconID prints the site's beacon id, made on first use.
+func cmdSitesBeaconID(ctx context.Context, args []string, e *env) error {
+	fs := newFlags("sites beacon-id", e)
+	asJSON := fs.Bool("json", false, "print JSON")
+	rotate := fs.Bool("rotate", false, "revoke the beacon id and make a new one")
+	pos, err := parseAnywhere(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("%w: sites beacon-id takes a SITE_ID", errUsage)
+	}
+	return withDB(ctx, e, func(db *store.DB) error {
+		k, id, err := db.BeaconID(ctx, pos[0], store.SourceCLI, *rotate)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(e.stdout, map[string]string{"site_id": pos[0], "key_id": k.ID, "beacon_id": id})
+		}
+		fmt.Fprintf(e.stdout, "%s\n", id)
+		return nil
+	})
+}
+
 // parseAnywhere parses args whose flags may come before, between or after
 // the positional arguments, and returns the positional ones.
 func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {

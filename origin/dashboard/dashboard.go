@@ -1,9 +1,11 @@
 // Package dashboard is the agency staff dashboard the origin serves under
 // /dashboard: server-rendered HTML (html/template, embedded templates, a
 // little plain CSS and JS) for signing in, the account's sites, their API
-// keys, allowed browser origins, WordPress pairings, leads, listings and
-// lead delivery (webhook endpoints and their delivery logs). Every page and
-// action checks that the site belongs to the signed-in user's account;
+// keys, allowed browser origins, WordPress pairings, leads, listings,
+// agents, usage (charted by package chart) and lead delivery (webhook
+// endpoints and their delivery logs). A site's pages show times in the
+// site's time zone, the others in UTC, always naming the zone (timefmt.go).
+// Every page and action checks that the site belongs to the signed-in user's account;
 // another account's site is 404.
 //
 // Handlers render their own HTML error pages rather than the API's JSON
@@ -207,6 +209,7 @@ func (h *Handler) Mount(mount func(pattern string, hf api.HandlerFunc)) {
 	handle("POST "+Prefix+"/sites/{site}/listings/{ref}/featured", h.signedIn(h.toggleFeatured))
 	handle("GET "+Prefix+"/sites/{site}/clients", h.signedIn(h.clients))
 	handle("GET "+Prefix+"/sites/{site}/usage", h.signedIn(h.usage))
+	handle("GET "+Prefix+"/sites/{site}/agents", h.signedIn(h.agents))
 	handle("POST "+Prefix+"/sites/{site}/clients", h.signedIn(h.createClient))
 	handle("POST "+Prefix+"/sites/{site}/clients/{client}/revoke", h.signedIn(h.revokeClient))
 	handle("GET "+Prefix+"/sites/{site}/webhooks", h.signedIn(h.webhooks))
@@ -268,6 +271,16 @@ func (h *Handler) render(w http.ResponseWriter, status int, page string, data ma
 	t := h.pages[page]
 	if t == nil {
 		return fmt.Errorf("dashboard: no page %q", page)
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	if _, ok := data["Zone"]; !ok {
+		// A site's pages show times in its zone, the others in UTC.
+		data["Zone"] = time.UTC
+		if site, ok := data["Site"].(store.Site); ok {
+			data["Zone"] = siteLocation(site)
+		}
 	}
 	setHeaders(w)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -335,26 +348,8 @@ func parsePages() (map[string]*template.Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	funcs := template.FuncMap{
-		"date": func(t any) string {
-			switch v := t.(type) {
-			case time.Time:
-				if v.IsZero() {
-					return "—"
-				}
-				return v.UTC().Format("2006-01-02 15:04 UTC")
-			case *time.Time:
-				if v == nil || v.IsZero() {
-					return "—"
-				}
-				return v.UTC().Format("2006-01-02 15:04 UTC")
-			}
-			return "—"
-		},
-	}
-	funcs["clock"] = func(t time.Time) string { return t.UTC().Format("15:04") }
+	funcs := template.FuncMap(timeFuncs())
 	funcs["webhookState"] = webhookState
-	funcs["stamp"] = func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
 	pages := map[string]*template.Template{}
 	for _, n := range names {
 		base := n[len("templates/"):]

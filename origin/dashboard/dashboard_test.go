@@ -88,6 +88,16 @@ func newFixtureWith(tb testing.TB, extra dashboard.Config) *fixture {
 	return f
 }
 
+// sydney is Australia/Sydney, the time zone of the fixture's sites.
+func sydney(tb testing.TB) *time.Location {
+	tb.Helper()
+	loc, err := time.LoadLocation("Australia/Sydney")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return loc
+}
+
 func mustSite(tb testing.TB, db *store.DB, name string) store.Site {
 	tb.Helper()
 	s, err := db.CreateSite(context.Background(), name, model.Plan("starter"), "")
@@ -378,11 +388,14 @@ func TestKeys(t *testing.T) {
 		t.Fatalf("keys page: %d %s", code, body)
 	}
 	code, body = b.post(keys+"/"+k.ID+"/revoke", url.Values{"csrf_token": {token}})
-	if code != http.StatusOK || !strings.Contains(body, "The key is revoked") || !strings.Contains(body, "revoked 20") {
-		t.Fatalf("revoke: %d %s", code, body)
-	}
-	if k, _ := f.db.KeyByHash(ctx, apikey.Hash(secret)); k.RevokedAt == nil {
+	k, _ = f.db.KeyByHash(ctx, apikey.Hash(secret))
+	if k.RevokedAt == nil {
 		t.Fatal("not revoked")
+	}
+	// In the site's time zone (Australia/Sydney by default), zone named.
+	if when := k.RevokedAt.In(sydney(t)).Format("2 Jan 2006 15:04 MST"); code != http.StatusOK ||
+		!strings.Contains(body, "The key is revoked") || !strings.Contains(body, "revoked "+when) {
+		t.Fatalf("revoke: %d, want revoked %s: %s", code, when, body)
 	}
 	if code, _ := b.post(keys+"/not-a-key/revoke", url.Values{"csrf_token": {token}}); code != http.StatusNotFound {
 		t.Fatalf("revoke an unknown key: %d", code)

@@ -167,7 +167,7 @@ func (h *Handler) session(r *http.Request) (*store.Session, error) {
 
 // base is the data every signed-in page has.
 func (h *Handler) base(s *store.Session) map[string]any {
-	return map[string]any{"User": s.User, "CSRF": s.CSRFToken}
+	return map[string]any{"User": s.User, "CSRF": s.CSRFToken, "Now": h.cfg.Now()}
 }
 
 func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request) error {

@@ -98,16 +98,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// siteLocation is the site's time zone, UTC when it has none or it is unknown.
-func siteLocation(s store.Site) *time.Location {
-	if s.Timezone != "" {
-		if loc, err := time.LoadLocation(s.Timezone); err == nil {
-			return loc
-		}
-	}
-	return time.UTC
-}
-
 func (h *Handler) leads(w http.ResponseWriter, r *http.Request, s *store.Session) error {
 	site, err := h.site(r, s)
 	if err != nil {

@@ -48,19 +48,20 @@ func TestUsagePage(t *testing.T) {
 			heights[m[1]+" "+m[2]] = m[6]
 		}
 	}
-	peak, other := now.Add(-10*time.Minute).Format("15:04"), now.Add(-5*time.Minute).Format("15:04")
+	syd := sydney(t) // the site's time zone
+	peak, other := now.Add(-10*time.Minute).In(syd).Format("15:04"), now.Add(-5*time.Minute).In(syd).Format("15:04")
 	want := map[string]string{peak + " 40": "120", other + " 10": "30"}
 	if fmt.Sprint(heights) != fmt.Sprint(want) {
 		t.Fatalf("bars with requests %v, want %v", heights, want)
 	}
-	if bars[59][1] != now.Format("15:04") {
+	if bars[59][1] != now.In(syd).Format("15:04") {
 		// The minute may have turned between seeding and the request.
-		if bars[59][1] != now.Add(time.Minute).Format("15:04") {
-			t.Errorf("last bar is %s, want %s", bars[59][1], now.Format("15:04"))
+		if bars[59][1] != now.Add(time.Minute).In(syd).Format("15:04") {
+			t.Errorf("last bar is %s, want %s", bars[59][1], now.In(syd).Format("15:04"))
 		}
 	}
 	if !strings.Contains(body, `<dd id="usage-total">50</dd>`) ||
-		!strings.Contains(body, "40 requests at "+peak+" UTC") {
+		!strings.Contains(body, "40 requests at "+peak+" "+now.In(syd).Format("MST")) {
 		t.Fatalf("total or peak missing:\n%s", body)
 	}
 

@@ -56,8 +56,9 @@ type logLine struct {
 	Newest bool
 }
 
-// newLogLines turns the store's rows (newest first) into the page's lines.
-func newLogLines(rows []store.DeliveryLogRow) []logLine {
+// newLogLines turns the store's rows (newest first) into the page's lines,
+// their times in loc.
+func newLogLines(rows []store.DeliveryLogRow, loc *time.Location) []logLine {
 	seen := map[int64]bool{}
 	lines := make([]logLine, 0, len(rows))
 	for _, row := range rows {
@@ -68,7 +69,7 @@ func newLogLines(rows []store.DeliveryLogRow) []logLine {
 		case !l.Newest:
 			l.Outcome = "failed, tried again"
 		case row.State == store.DeliveryPending && row.Attempt > 0:
-			l.Outcome = "pending: next try " + row.NextAt.UTC().Format("2006-01-02 15:04:05 UTC")
+			l.Outcome = "pending: next try " + formatSecond(loc, row.NextAt)
 		case row.State == store.DeliveryHeld:
 			l.Outcome = "held: the endpoint is disabled"
 		case row.State == store.DeliveryFailed:
@@ -117,7 +118,7 @@ func (h *Handler) webhookLog(w http.ResponseWriter, r *http.Request, s *store.Se
 	data["Endpoint"] = ep
 	data["DisableAfter"] = hoursText(store.DisableAfter)
 	data["Counts"] = cs
-	data["Lines"] = newLogLines(rows)
+	data["Lines"] = newLogLines(rows, siteLocation(site))
 	data["Cut"] = len(rows) == logLines
 	data["LogLines"] = logLines
 	data["Windows"] = replayWindows

@@ -47,14 +47,12 @@ func eventChoices(checked []string) []eventChoice {
 func hoursText(d time.Duration) string { return fmt.Sprintf("%d h", int(d.Hours())) }
 
 // webhookState says whether an endpoint is enabled, and when and why not.
-func webhookState(e store.WebhookEndpoint) string {
+// Its time is in loc (see formatMinute).
+func webhookState(loc *time.Location, e store.WebhookEndpoint) string {
 	if e.Enabled {
 		return "enabled"
 	}
-	when := "—"
-	if e.DisabledAt != nil {
-		when = e.DisabledAt.UTC().Format("2006-01-02 15:04 UTC")
-	}
+	when := formatMinute(loc, e.DisabledAt)
 	if e.DisabledReason == "failing" {
 		return fmt.Sprintf("disabled on %s: every attempt failed for more than %s", when, hoursText(store.DisableAfter))
 	}

@@ -299,8 +299,8 @@ func TestWebhooksManage(t *testing.T) {
 		disabled_at = '2025-03-02 10:30Z', failures = 25, failing_since = '2025-03-01 09:00Z' WHERE id = $1`, ep.ID)
 	for _, p := range []string{page, page + "/" + ep.ID} {
 		_, body = b.get(p)
-		for _, want := range []string{"disabled on 2025-03-02 10:30 UTC: every attempt failed for more than 24 h",
-			"25 in a row, failing since 2025-03-01 09:00 UTC"} {
+		for _, want := range []string{"disabled on 2 Mar 2025 21:30 AEDT: every attempt failed for more than 24 h",
+			"25 in a row, failing since 1 Mar 2025 20:00 AEDT"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("GET %s lacks %q", p, want)
 			}
@@ -330,7 +330,7 @@ func TestWebhooksManage(t *testing.T) {
 		t.Fatalf("the new secret does not verify: %v", err)
 	}
 	if !strings.Contains(body, "The previous secret keeps signing beside the new one until "+
-		got.PrevSecretUntil.UTC().Format("2006-01-02 15:04 UTC")) {
+		got.PrevSecretUntil.In(sydney(t)).Format("2 Jan 2006 15:04 MST")) {
 		t.Fatalf("rotate page does not say until when the old secret signs: %s", body)
 	}
 	if _, body := b.get(page); strings.Contains(html.UnescapeString(body), secret) {

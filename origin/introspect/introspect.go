@@ -91,7 +91,7 @@ func (s *Service) introspect(w http.ResponseWriter, r *http.Request) error {
 	case k.Revoked:
 		return writeAnswer(w, internalapi.Introspection{Active: false})
 	}
-	out := internalapi.Introspection{KeyID: k.ID, SiteID: k.SiteID, CORSOrigins: k.CORSOrigins}
+	out := internalapi.Introspection{KeyID: k.ID, SiteID: k.SiteID, CORSOrigins: k.CORSOrigins, Timezone: k.Timezone}
 	scopes, plan := k.ScopeNames, k.Plan
 	sc, err := apikey.ParseScopeList(scopes)
 	if err != nil {

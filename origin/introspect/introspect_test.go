@@ -86,7 +86,7 @@ func TestIntrospect(t *testing.T) {
 	ctx := context.Background()
 	starter, starterKey, starterSecret := mustSiteKey(t, e.db, model.Starter, apikey.ListingsRead|apikey.LeadsWrite)
 	pro, proKey, proSecret := mustSiteKey(t, e.db, model.Professional, apikey.ReadOnly)
-	ent, entKey, entSecret := mustSiteKey(t, e.db, model.Enterprise, apikey.All)
+	ent, entKey, entSecret := mustSiteKey(t, e.db, model.Enterprise, apikey.ReadOnly|apikey.LeadsWrite)
 	_, revokedKey, revokedSecret := mustSiteKey(t, e.db, model.Starter, apikey.ListingsRead)
 	if _, err := e.db.RevokeKey(ctx, revokedKey.ID); err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestIntrospect(t *testing.T) {
 	starterHash := apikey.Hash(starterSecret)
 	upper := `{"key_hash": "` + strings.ToUpper(hex.EncodeToString(starterHash[:])) + `"}`
 	starterAnswer := internalapi.Introspection{Active: true, KeyID: starterKey.ID, SiteID: starter.ID,
-		Scopes: []string{"listings:read", "leads:write"}, Plan: model.Starter, Limit: intp(60), TTLSeconds: 30}
+		Scopes: []string{"listings:read", "leads:write"}, Plan: model.Starter, Limit: intp(60), TTLSeconds: 30, Timezone: "Australia/Sydney"}
 
 	for name, tc := range map[string]struct {
 		body string
@@ -103,9 +103,9 @@ func TestIntrospect(t *testing.T) {
 	}{
 		"starter key": {hashBody(starterSecret), starterAnswer},
 		"professional key": {hashBody(proSecret), internalapi.Introspection{Active: true, KeyID: proKey.ID, SiteID: pro.ID,
-			Scopes: []string{"listings:read", "agents:read", "stats:read"}, Plan: model.Professional, Limit: intp(600), TTLSeconds: 30}},
+			Scopes: []string{"listings:read", "agents:read", "stats:read"}, Plan: model.Professional, Limit: intp(600), TTLSeconds: 30, Timezone: "Australia/Sydney"}},
 		"enterprise key, unlimited": {hashBody(entSecret), internalapi.Introspection{Active: true, KeyID: entKey.ID, SiteID: ent.ID,
-			Scopes: []string{"listings:read", "agents:read", "stats:read", "leads:write"}, Plan: model.Enterprise, Limit: intp(0), TTLSeconds: 30}},
+			Scopes: []string{"listings:read", "agents:read", "stats:read", "leads:write"}, Plan: model.Enterprise, Limit: intp(0), TTLSeconds: 30, Timezone: "Australia/Sydney"}},
 		"upper-case hex": {upper, starterAnswer},
 		"revoked key":    {hashBody(revokedSecret), internalapi.Introspection{Active: false}},
 		"unknown hash":   {`{"key_hash": "` + strings.Repeat("ab", 32) + `"}`, internalapi.Introspection{Active: false}},

@@ -32,7 +32,8 @@ type CacheControl struct {
 	// media and agents. Default "private, max-age=60,
 	// stale-while-revalidate=300, stale-if-error=86400".
 	Listings string
-	// Stats covers the stats summary. Default "private, max-age=30,
+	// Stats covers the stats summary and the listing performance routes
+	// (views, visitors, leads). Default "private, max-age=30,
 	// stale-while-revalidate=60, stale-if-error=3600".
 	Stats string
 }
@@ -92,6 +93,8 @@ func (s *Service) Mount(handle func(string, api.HandlerFunc)) {
 	handle("GET /v1/sites/{site}/agents", s.authed(apikey.AgentsRead, s.agentList))
 	handle("GET /v1/sites/{site}/agents/{agent_id}", s.authed(apikey.AgentsRead, s.agentOne))
 	handle("GET /v1/sites/{site}/stats/summary", s.authed(apikey.StatsRead, s.stats))
+	handle("GET /v1/sites/{site}/stats/listings", s.authed(apikey.StatsRead, s.topListings))
+	handle("GET /v1/sites/{site}/stats/listings/{listing}", s.authed(apikey.StatsRead, s.listingViews))
 }
 
 // site is the request's site, as the handlers need it.

@@ -62,6 +62,9 @@ func createKey(ctx context.Context, q querier, nk NewKey) (Key, string, error) {
 	if nk.Scopes == 0 || nk.Scopes&^apikey.All != 0 {
 		return Key{}, "", invalid("scopes", "at least one known scope is required")
 	}
+	if !nk.Scopes.ValidSet() {
+		return Key{}, "", invalid("scopes", "views:write is granted alone: a beacon id is public and can do nothing else")
+	}
 	switch nk.Source {
 	case SourceDashboard, SourceCLI, SourcePairing:
 	default:
@@ -161,6 +164,9 @@ type EdgeKey struct {
 	Revoked     bool
 	Plan        string
 	CORSOrigins []string
+	// Timezone is the site's IANA time zone: the edge counts listing views
+	// per day in it.
+	Timezone string
 }
 
 // KeyForEdge looks a key up by the hash of its secret for an edge's
@@ -176,9 +182,9 @@ func (db *DB) KeyForEdge(ctx context.Context, hash [32]byte) (EdgeKey, error) {
 			WHERE key_hash = $1 AND revoked_at IS NULL
 			  AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
 		)
-		SELECT k.id, k.site_id, k.scopes, k.revoked_at IS NOT NULL, s.plan, s.cors_origins
+		SELECT k.id, k.site_id, k.scopes, k.revoked_at IS NOT NULL, s.plan, s.cors_origins, s.timezone
 		FROM api_keys k JOIN sites s ON s.id = k.site_id
-		WHERE k.key_hash = $1`, hash[:]).Scan(&k.ID, &k.SiteID, &k.ScopeNames, &k.Revoked, &k.Plan, &k.CORSOrigins)
+		WHERE k.key_hash = $1`, hash[:]).Scan(&k.ID, &k.SiteID, &k.ScopeNames, &k.Revoked, &k.Plan, &k.CORSOrigins, &k.Timezone)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return EdgeKey{}, notFound("key")
 	}

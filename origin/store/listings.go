@@ -12,15 +12,43 @@ import (
 
 // ListingRow is a listing as the dashboard lists it.
 type ListingRow struct {
-	Ref        int64
-	AgencyID   string
-	UniqueID   string
-	Type       string
-	Status     string
-	Headline   string
-	Suburb     string
+	Ref      int64
+	AgencyID string
+	UniqueID string
+	Type     string
+	Status   string
+	Headline string
+	Suburb   string
+	// Address is the parts of the address the feed lets be shown
+	// (search_address: street, suburb, state, postcode).
+	Address    string
 	Featured   bool
 	ModifiedAt time.Time
+}
+
+// Title names the listing for people: its headline, else its address,
+// else its suburb, else its unique id. A listing first seen sold,
+// withdrawn or off market often comes without a headline (a feed's short
+// record of the change); one that had a headline keeps it, as the feed's
+// records merge.
+func (l ListingRow) Title() string {
+	for _, s := range []string{l.Headline, l.Address, l.Suburb} {
+		if s = strings.TrimSpace(s); s != "" {
+			return s
+		}
+	}
+	return "Listing " + l.UniqueID
+}
+
+// StatusText is the listing's status as people read it.
+func (l ListingRow) StatusText() string {
+	switch l.Status {
+	case "offmarket":
+		return "Off market"
+	case "":
+		return ""
+	}
+	return strings.ToUpper(l.Status[:1]) + l.Status[1:]
 }
 
 // escapeLike escapes the LIKE wildcards of s.
@@ -36,14 +64,14 @@ func (db *DB) DashboardListings(ctx context.Context, siteID, q string, limit, of
 	where := "site_id = $1 AND status <> 'deleted'"
 	if q = strings.TrimSpace(q); q != "" {
 		args = append(args, "%"+escapeLike(q)+"%")
-		where += " AND (headline ILIKE $2 OR suburb ILIKE $2)"
+		where += " AND (headline ILIKE $2 OR suburb ILIKE $2 OR search_address ILIKE $2 OR unique_id ILIKE $2)"
 	}
 	rows, _ := db.Pool.Query(ctx, `SELECT ref, agency_id, unique_id, type, status, coalesce(headline, ''),
-		coalesce(suburb, ''), featured, modified_at FROM listings WHERE `+where+
+		coalesce(suburb, ''), coalesce(search_address, ''), featured, modified_at FROM listings WHERE `+where+
 		fmt.Sprintf(" ORDER BY modified_at DESC, ref DESC LIMIT %d OFFSET %d", limit+1, max(offset, 0)), args...)
 	ls, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ListingRow, error) {
 		var l ListingRow
-		err := r.Scan(&l.Ref, &l.AgencyID, &l.UniqueID, &l.Type, &l.Status, &l.Headline, &l.Suburb,
+		err := r.Scan(&l.Ref, &l.AgencyID, &l.UniqueID, &l.Type, &l.Status, &l.Headline, &l.Suburb, &l.Address,
 			&l.Featured, &l.ModifiedAt)
 		return l, err
 	})

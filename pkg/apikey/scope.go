@@ -11,7 +11,8 @@ import (
 type Scope uint8
 
 // The scopes a key can grant. Their names, in the fixed order used by String
-// and Names, are listings:read, agents:read, stats:read and leads:write.
+// and Names, are listings:read, agents:read, stats:read, leads:write and
+// views:write.
 const (
 	// ListingsRead ("listings:read") reads listings, search, featured
 	// listings, field definitions and media objects.
@@ -22,6 +23,10 @@ const (
 	StatsRead
 	// LeadsWrite ("leads:write") submits leads.
 	LeadsWrite
+	// ViewsWrite ("views:write") sends listing view beacons, and nothing
+	// else: a beacon id is public by design (it sits in a page's source),
+	// so a key with ViewsWrite has no other scope (ValidSet).
+	ViewsWrite
 )
 
 // Scope sets with names of their own.
@@ -29,8 +34,15 @@ const (
 	// ReadOnly is every read scope: what a paired WordPress site's key gets.
 	ReadOnly = ListingsRead | AgentsRead | StatsRead
 	// All is every scope this package knows.
-	All = ReadOnly | LeadsWrite
+	All = ReadOnly | LeadsWrite | ViewsWrite
 )
+
+// ValidSet reports whether s may be granted to one key: not empty, only
+// known scopes, and ViewsWrite only alone (a public beacon id can never
+// read or write anything else).
+func (s Scope) ValidSet() bool {
+	return s != 0 && s&^All == 0 && (s&ViewsWrite == 0 || s == ViewsWrite)
+}
 
 // scopeNames maps each scope to its name, in String's order.
 var scopeNames = [...]struct {
@@ -41,6 +53,7 @@ var scopeNames = [...]struct {
 	{AgentsRead, "agents:read"},
 	{StatsRead, "stats:read"},
 	{LeadsWrite, "leads:write"},
+	{ViewsWrite, "views:write"},
 }
 
 // scopeStrings holds String's result for every subset of All, so that String
@@ -68,7 +81,8 @@ func (s Scope) Has(want Scope) bool {
 }
 
 // Names returns the names of the scopes in s in the fixed order
-// listings:read, agents:read, stats:read, leads:write; nil for the empty set.
+// listings:read, agents:read, stats:read, leads:write, views:write; nil for
+// the empty set.
 // Bits that are no known scope are ignored. The slice is new on every call.
 func (s Scope) Names() []string {
 	var names []string

@@ -20,8 +20,9 @@ func TestScopeString(t *testing.T) {
 		{"leads", LeadsWrite, "leads:write"},
 		{"pair in fixed order", LeadsWrite | ListingsRead, "listings:read,leads:write"},
 		{"read only", ReadOnly, "listings:read,agents:read,stats:read"},
-		{"all", All, "listings:read,agents:read,stats:read,leads:write"},
-		{"unknown bit alone", 1 << 4, "Scope(0x10)"},
+		{"all", All, "listings:read,agents:read,stats:read,leads:write,views:write"},
+		{"views", ViewsWrite, "views:write"},
+		{"unknown bit alone", 1 << 5, "Scope(0x20)"},
 		{"unknown bits with known", StatsRead | 0xc0, "stats:read,Scope(0xc0)"},
 	}
 	for _, tt := range tests {
@@ -40,7 +41,7 @@ func TestScopeNames(t *testing.T) {
 	if got := Scope(0).Names(); got != nil {
 		t.Errorf("Scope(0).Names() = %q, want nil", got)
 	}
-	if got, want := (AgentsRead | 0xf0).Names(), []string{"agents:read"}; !slices.Equal(got, want) {
+	if got, want := (AgentsRead | 0xe0).Names(), []string{"agents:read"}; !slices.Equal(got, want) {
 		t.Errorf("Names() with unknown bits = %q, want %q", got, want)
 	}
 	for _, name := range All.Names() {
@@ -111,7 +112,7 @@ func TestParseScopes(t *testing.T) {
 		{name: "any order", list: "leads:write,listings:read", want: ListingsRead | LeadsWrite},
 		{name: "spaces trimmed", list: " listings:read ,\tstats:read\t", want: ListingsRead | StatsRead},
 		{name: "duplicates", list: "agents:read,agents:read", want: AgentsRead},
-		{name: "all", list: "stats:read,agents:read,leads:write,listings:read", want: All},
+		{name: "all", list: "stats:read,agents:read,views:write,leads:write,listings:read", want: All},
 		{name: "read only string", list: ReadOnly.String(), want: ReadOnly},
 		{name: "empty", list: "", wantErr: ErrNoScopes},
 		{name: "blank", list: " \t ", wantErr: ErrNoScopes},
@@ -191,7 +192,7 @@ func TestScopeRoundTrip(t *testing.T) {
 }
 
 func TestScopeAllocs(t *testing.T) {
-	header := []byte("listings:read, agents:read,stats:read ,leads:write")
+	header := []byte("listings:read, agents:read,stats:read ,leads:write, views:write")
 	tests := []struct {
 		name string
 		f    func()
@@ -220,5 +221,28 @@ func BenchmarkParseScopesBytes(b *testing.B) {
 		if _, err := ParseScopesBytes(header); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestValidSet(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		scope Scope
+		want  bool
+	}{
+		{"empty", 0, false},
+		{"read only", ReadOnly, true},
+		{"leads", LeadsWrite, true},
+		{"views alone", ViewsWrite, true},
+		{"views with a read", ViewsWrite | StatsRead, false},
+		{"views with listings", ViewsWrite | ListingsRead, false},
+		{"all", All, false},
+		{"unknown bit", 1 << 7, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.scope.ValidSet(); got != tt.want {
+				t.Errorf("%v.ValidSet() = %v, want %v", tt.scope, got, tt.want)
+			}
+		})
 	}
 }

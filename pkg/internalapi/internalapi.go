@@ -40,6 +40,9 @@ const (
 	PathEvents = "/internal/v1/events"
 	// PathUsage takes POST with UsageReport and answers 204.
 	PathUsage = "/internal/v1/usage"
+	// PathViews takes POST with ViewReport and answers 204, whether the
+	// batch was applied now or before.
+	PathViews = "/internal/v1/views"
 	// PathSiteCORS answers GET with SiteCORS (404 for an unknown site);
 	// SiteCORSPath fills it in.
 	PathSiteCORS = "/internal/v1/sites/{site_id}/cors"
@@ -63,6 +66,29 @@ type UsageCount struct {
 	Requests int64     `json:"requests"`
 }
 
+// ViewReport is the body of POST /internal/v1/views: listing views one
+// edge counted since its previous report. BatchID (a UUID) identifies the
+// report: the edge sends a report it got no answer to again with the same
+// id, and the origin applies each id once.
+type ViewReport struct {
+	BatchID string `json:"batch_id"`
+	// EdgeID names the edge process (informative, 1–64 bytes).
+	EdgeID string      `json:"edge_id"`
+	Counts []ViewCount `json:"counts"`
+}
+
+// ViewCount is what an edge counted for one listing and day.
+type ViewCount struct {
+	SiteID     string `json:"site_id"`
+	ListingRef int64  `json:"listing_ref"`
+	// Day is the date in the site's time zone, YYYY-MM-DD.
+	Day   string `json:"day"`
+	Views int64  `json:"views"`
+	// Visitors are the visitors the edge had not counted on this listing
+	// earlier that day; at most Views.
+	Visitors int64 `json:"visitors"`
+}
+
 // Introspection is the answer of POST /internal/v1/keys/introspect. For an
 // unknown or revoked key only Active (false) is set and every other field is
 // omitted; the edge may cache that negative answer briefly.
@@ -83,6 +109,9 @@ type Introspection struct {
 	// form of pkg/cors.Normalize; none: browsers on other origins may not
 	// read its answers.
 	CORSOrigins []string `json:"cors_origins,omitempty"`
+	// Timezone is the site's IANA time zone: the edge counts a site's
+	// listing views per day in it. Present whenever Active is true.
+	Timezone string `json:"timezone,omitempty"`
 }
 
 // SiteCORS is the answer of GET /internal/v1/sites/{site_id}/cors (404 for
