@@ -29,11 +29,12 @@ import (
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/upload"
 	usagereport "github.com/listgate/listgate/origin/usage"
-	"github.com/listgate/listgate/origin/views"
 	"github.com/listgate/listgate/pkg/config"
 	"github.com/listgate/listgate/pkg/devdb"
 	"github.com/listgate/listgate/pkg/devproc"
+	"github.com/listgate/listgate/pkg/logctx"
 	"github.com/listgate/listgate/pkg/mail"
+	"github.com/listgate/listgate/pkg/telemetry"
 	"github.com/listgate/listgate/pkg/webhook"
 )
 
@@ -55,7 +56,9 @@ func cmdServe(ctx context.Context, args []string, e *env) error {
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})).With("service", "origin")
+	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}).WithAttrs([]slog.Attr{slog.String("service", "origin")})
+	// Request paths log with their context: request and trace ids.
+	return slog.New(logctx.NewHandler(h))
 }
 
 // serve runs the origin's HTTP API until ctx ends, then drains connections
@@ -63,9 +66,23 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 // not nil, is called with the bound address once the listener is open.
 func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready func(addr string)) error {
 	log := newLogger(e.stderr, cfg.LogLevel)
+	tracing, err := telemetry.Start(ctx, "listgate-origin", telemetry.Getenv(e.getenv), log)
+	if err != nil {
+		return err
+	}
+	// Deferred first: the spans of the last requests and queries are
+	// exported after the rest has stopped.
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tracing.Shutdown(sctx); err != nil {
+			log.Warn("tracing: spans lost at shutdown", "err", err)
+		}
+	}()
 	// The liveness lock lets another origin take over at once the
 	// Idempotency-Key claims of this process if it dies.
-	db, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cfg.DatabaseMaxConns), Liveness: true, Log: log})
+	db, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cfg.DatabaseMaxConns), Liveness: true, Log: log,
+		Tracer: tracing.Tracer()})
 	if err != nil {
 		return err
 	}
@@ -96,8 +113,8 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 		return err
 	}
 	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
-		Log: log, InternalToken: cfg.InternalToken,
-		Mounts: []api.Mounter{hub, introspect.New(introspect.Config{DB: db}), feeds, listings.New(listings.Config{DB: db, CacheControl: listings.CacheControl{Listings: cfg.CacheControlListings, Stats: cfg.CacheControlStats}}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow}), pairings, dash, usagereport.New(usagereport.Config{DB: db}), views.New(views.Config{DB: db, Log: log}), openapi.New()}})
+		Log: log, InternalToken: cfg.InternalToken, Tracer: tracing.Tracer(),
+		Mounts: []api.Mounter{hub, introspect.New(introspect.Config{DB: db}), feeds, listings.New(listings.Config{DB: db, CacheControl: listings.CacheControl{Listings: cfg.CacheControlListings, Stats: cfg.CacheControlStats}}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow}), pairings, dash, usagereport.New(usagereport.Config{DB: db}), openapi.New()}})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -140,7 +157,7 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("origin listening", "addr", ln.Addr().String())
+	log.Info("origin listening", "addr", ln.Addr().String(), "tracing", tracing.Endpoint() != "")
 	announceDelivery()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -19,6 +19,7 @@ import (
 	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/internalapi"
+	"github.com/listgate/listgate/pkg/logctx"
 )
 
 // Headers the edge sets on forwarded requests. The origin believes them only
@@ -116,7 +117,8 @@ func (s *Server) requestID(next http.Handler) http.Handler {
 			id = newRequestID()
 		}
 		w.Header().Set(HeaderRequestID, id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
+		ctx := logctx.With(context.WithValue(r.Context(), requestIDKey, id), slog.String(logctx.KeyRequestID, id))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/listgate/listgate/pkg/apierror"
 )
 
@@ -25,6 +27,7 @@ type Server struct {
 	moreMetrics   func(io.Writer)
 	log           *slog.Logger
 	internalToken string
+	tracer        trace.Tracer
 	routes        map[string]*route
 	mux           *http.ServeMux
 	handler       http.Handler
@@ -56,6 +59,10 @@ type Config struct {
 	// Mounts add the routes of other origin packages (upload API, read
 	// API, …) to the route table.
 	Mounts []Mounter
+	// Tracer, when set, serves each request in a server span, child of
+	// the caller's traceparent (trace.go). Nil: tracing off; a valid
+	// traceparent's trace id still reaches the request's log lines.
+	Tracer trace.Tracer
 }
 
 // Mounter is a package whose routes the server serves. Mount calls handle
@@ -68,7 +75,7 @@ type Mounter interface {
 // New builds the server and its route table.
 func New(cfg Config) *Server {
 	s := &Server{ready: cfg.Ready, unavailable: cfg.Unavailable, moreMetrics: cfg.Metrics, log: cfg.Log,
-		internalToken: cfg.InternalToken, routes: map[string]*route{}, mux: http.NewServeMux()}
+		internalToken: cfg.InternalToken, tracer: cfg.Tracer, routes: map[string]*route{}, mux: http.NewServeMux()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -87,6 +94,7 @@ func New(cfg Config) *Server {
 	s.handler = chain(s.mux,
 		s.recoverPanics,
 		s.requestID,
+		s.traceRequests,
 		s.logRequests,
 		s.identify,
 	)

@@ -54,9 +54,11 @@ func Start(ctx context.Context, service string, getenv Getenv, log *slog.Logger)
 	default:
 		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%s: only otlp (or none) is supported", e)
 	}
+	// The traces endpoint is used as it is; the general one is a base URL
+	// the signal's path is added to.
 	endpoint := get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-	if endpoint == "" {
-		endpoint = get("OTEL_EXPORTER_OTLP_ENDPOINT")
+	if base := get("OTEL_EXPORTER_OTLP_ENDPOINT"); endpoint == "" && base != "" {
+		endpoint = strings.TrimRight(base, "/") + "/v1/traces"
 	}
 	if endpoint == "" {
 		return nil, nil
@@ -73,9 +75,9 @@ func Start(ctx context.Context, service string, getenv Getenv, log *slog.Logger)
 			log.Warn("tracing: export failed", "err", err)
 		}))
 	}
-	// The exporter reads the endpoint, headers, timeout and compression
+	// The exporter reads the headers, timeout, compression and TLS files
 	// from the environment itself.
-	exp, err := otlptracehttp.New(ctx)
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint))
 	if err != nil {
 		return nil, fmt.Errorf("tracing: OTLP exporter: %w", err)
 	}
@@ -103,7 +105,7 @@ func (t *Tracing) Tracer() trace.Tracer {
 	return t.tracer
 }
 
-// Endpoint is the OTLP endpoint spans go to, for the start-up log line.
+// Endpoint is the URL spans are posted to; "" when t is nil.
 func (t *Tracing) Endpoint() string {
 	if t == nil {
 		return ""

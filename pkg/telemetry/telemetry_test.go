@@ -48,7 +48,6 @@ func TestRefusesWhatItCannotDo(t *testing.T) {
 // OTEL_SERVICE_NAME overrides.
 func TestExportsOverOTLP(t *testing.T) {
 	recv := otlptest.Start(t)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.Endpoint) // the exporter reads the process's environment
 	for _, tc := range []struct{ env, want string }{{"", "listgate-test"}, {"renamed", "renamed"}} {
 		t.Setenv("OTEL_SERVICE_NAME", tc.env)
 		tr, err := telemetry.Start(context.Background(), "listgate-test", env(map[string]string{
