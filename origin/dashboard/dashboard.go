@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/listgate/listgate/origin/api"
+	"github.com/listgate/listgate/origin/dashboard/chart"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pairing"
 	"github.com/listgate/listgate/pkg/apierror"
@@ -350,6 +351,7 @@ func parsePages() (map[string]*template.Template, error) {
 	}
 	funcs := template.FuncMap(timeFuncs())
 	funcs["webhookState"] = webhookState
+	funcs["count"] = func(n int64) string { return chart.Thousands(float64(n)) }
 	pages := map[string]*template.Template{}
 	for _, n := range names {
 		base := n[len("templates/"):]

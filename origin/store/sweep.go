@@ -15,6 +15,8 @@ type Swept struct {
 	IdempotencyKeys int64
 	Sessions        int64
 	Usage           int64
+	UsageHours      int64
+	UsageReports    int64
 	Pairings        int64
 	FeedJobs        int64
 	LimitWindows    int64
@@ -23,7 +25,7 @@ type Swept struct {
 
 // Total is the number of rows Sweep touched.
 func (s Swept) Total() int64 {
-	return s.IdempotencyKeys + s.Sessions + s.Usage + s.Pairings + s.FeedJobs + s.LimitWindows + s.Deliveries
+	return s.IdempotencyKeys + s.Sessions + s.Usage + s.UsageHours + s.UsageReports + s.Pairings + s.FeedJobs + s.LimitWindows + s.Deliveries
 }
 
 // FeedJobRetention is how long a finished feed job's status stays readable
@@ -31,8 +33,9 @@ func (s Swept) Total() int64 {
 const FeedJobRetention = 30 * 24 * time.Hour
 
 // Sweep deletes what is past its use at now: idempotency records and
-// dashboard sessions that have expired, usage counts
-// older than usageRetention and feed jobs finished more than
+// dashboard sessions that have expired, per-minute usage counts
+// older than usageRetention, hourly ones older than UsageHourRetention,
+// usage report ids older than UsageReportRetention, feed jobs finished more than
 // FeedJobRetention ago, abuse-limit windows that have run out, and
 // deliveries finished more than DeliveryRetention ago; and it
 // marks pending pairings whose codes have expired as expired. Each kind is
@@ -50,6 +53,8 @@ func (db *DB) Sweep(ctx context.Context, now time.Time, usageRetention time.Dura
 		{"idempotency keys", "idempotency_keys", "expires_at", now, &s.IdempotencyKeys},
 		{"dashboard sessions", "dashboard_sessions", "expires_at", now, &s.Sessions},
 		{"usage", "usage_minutes", "minute", now.Add(-usageRetention), &s.Usage},
+		{"usage hours", "usage_hours", "hour", now.Add(-UsageHourRetention), &s.UsageHours},
+		{"usage reports", "usage_reports", "applied_at", now.Add(-UsageReportRetention), &s.UsageReports},
 		// Only finished jobs have finished_at.
 		{"feed jobs", "feed_jobs", "finished_at", now.Add(-FeedJobRetention), &s.FeedJobs},
 		{"limit windows", "limit_windows", "expires_at", now, &s.LimitWindows},
