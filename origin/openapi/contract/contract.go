@@ -328,9 +328,11 @@ func (c *checker) checkMethodNotAllowed(rt *route, rec *recorder) error {
 	if rec.header.Get("X-Request-Id") == "" {
 		return fmt.Errorf("405 without X-Request-Id")
 	}
-	schema := c.doc.Components.Schemas["MethodNotAllowedError"]
+	// No operation documents a 405 (it answers methods the document does
+	// not list): its body is the error envelope with its code.
+	schema := c.doc.Components.Schemas["ErrorEnvelope"]
 	if schema == nil {
-		return fmt.Errorf("the document has no MethodNotAllowedError schema")
+		return fmt.Errorf("the document has no ErrorEnvelope schema")
 	}
 	v, err := decodeJSON(rec.body.Bytes())
 	if err != nil {
@@ -338,6 +340,11 @@ func (c *checker) checkMethodNotAllowed(rt *route, rec *recorder) error {
 	}
 	if err := schema.Value.VisitJSON(v, c.opts...); err != nil {
 		return fmt.Errorf("405 body: %s", short(err))
+	}
+	if env, _ := v.(map[string]any); env != nil {
+		if e, _ := env["error"].(map[string]any); e == nil || e["code"] != "METHOD_NOT_ALLOWED" {
+			return fmt.Errorf("405 body %s: code is not METHOD_NOT_ALLOWED", shortBody(rec.body.Bytes()))
+		}
 	}
 	return nil
 }
