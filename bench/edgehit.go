@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/pkg/config"
+	"github.com/listgate/listgate/pkg/devdb"
+)
+
+func init() {
+	scenarios["edge-hit"] = benchEdgeHit
+	plans["edge-hit"] = func(q bool) time.Duration {
+		d, r, l := 8*time.Second, 2, 10*time.Second
+		if q {
+			d, r, l = 2*time.Second, 1, time.Second
+		}
+		// wrk: four targets per round; open model: three targets.
+		return systemSetup + time.Duration(4*r)*d + latencyPlan(3, l)
+	}
+}
+
+// benchEdgeHit compares a cached ~10 KB listing page through the whole edge
+// path (auth, scope, limit on an Enterprise site, cache) with nginx serving
+// the identical bytes as a static file, with a bare fasthttp handler
+// answering the same bytes (the server the edge is built on, doing nothing
+// else: what is left of the gap to nginx is the edge's own work), and with
+// the origin answering the same page from Postgres: same wrk settings,
+// same run, alternating. Then
+// the edge and the origin at fixed rates (open model) for their latency.
+func benchEdgeHit(args []string) error {
+	fs := flag.NewFlagSet("edge-hit", flag.ContinueOnError)
+	dur := fs.Duration("duration", def(8*time.Second, 2*time.Second), "duration of each wrk run")
+	conns := fs.Int("connections", 64, "wrk connections")
+	rounds := fs.Int("rounds", def(2, 1), "alternating rounds")
+	latDur := fs.Duration("latency-duration", def(10*time.Second, time.Second), "duration of each fixed-rate run (0: none)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	for _, tool := range []string{"wrk", "nginx"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if _, err := os.Stat("/usr/sbin/" + tool); err != nil {
+				return fmt.Errorf("%s is not installed (apt-get install wrk nginx-light)", tool)
+			}
+		}
+	}
+	ctx := context.Background()
+	sys, err := startSystem(ctx)
+	if err != nil {
+		return err
+	}
+	defer sys.close()
+	origin, edge := sys.origin, sys.edge
+
+	// About 10 KB: a page of listings with their agents and media.
+	path := "/v1/sites/" + sys.siteID + "/listings?per_page=4"
+	page, err := fetch(edge.URL()+path, "Bearer "+sys.readKey)
+	if err != nil {
+		return err
+	}
+	if again, err := fetch(edge.URL()+path, "Bearer "+sys.readKey); err != nil || again != page {
+		return fmt.Errorf("the edge did not serve the same page twice (%v)", err)
+	}
+	nginx, err := startNginx(sys.dir, []byte(page))
+	if err != nil {
+		return err
+	}
+	defer nginx.stop()
+	bare, err := startBareFasthttp([]byte(page))
+	if err != nil {
+		return err
+	}
+	defer bare.stop()
+
+	originHeaders := originIdentity(sys)
+	targets := []struct {
+		name, url string
+		headers   []string
+	}{
+		{"edge-hit", edge.URL() + path, []string{"Authorization: Bearer " + sys.readKey}},
+		{"nginx-static", "http://" + nginx.addr + "/page.json", nil},
+		{"fasthttp-static", "http://" + bare.addr + "/page.json", nil},
+		{"origin-direct", origin.URL() + path, originHeaders},
+	}
+	fmt.Printf("edge-hit: %d-byte listing page, wrk -t2 -c%d -d%v, %d alternating rounds\n", len(page), *conns, *dur, *rounds)
+	best := map[string]wrkResult{}
+	for round := 1; round <= *rounds; round++ {
+		for _, t := range targets {
+			r, err := runWrk(ctx, t.name, t.url, *dur, *conns, t.headers)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("edge-hit: round %d  %s\n", round, r)
+			if r.RPS > best[t.name].RPS {
+				best[t.name] = r
+			}
+			if r.Non2xx > 0 {
+				return fmt.Errorf("%s: %d of %d answers were not 2xx", t.name, r.Non2xx, r.Requests)
+			}
+		}
+	}
+	e, n, f, o := best["edge-hit"], best["nginx-static"], best["fasthttp-static"], best["origin-direct"]
+	summarize("edge-hit", "best of %d wrk rounds (-c%d -d%v): edge %s req/s, nginx %s, bare fasthttp %s, origin-direct %s; edge/nginx = %s, edge/bare fasthttp = %s, bare fasthttp/nginx = %s, edge/origin-direct = %s",
+		*rounds, *conns, *dur, fmtRate(e.RPS), fmtRate(n.RPS), fmtRate(f.RPS), fmtRate(o.RPS), fmtRatio(e.RPS/n.RPS),
+		fmtRatio(e.RPS/f.RPS), fmtRatio(f.RPS/n.RPS), fmtRatio(e.RPS/o.RPS))
+	addTable("edge-hit", wrkTable(fmt.Sprintf("A %d-byte listing page, `wrk -t2 -c%d -d%v`, best of %d alternating rounds:", len(page), *conns, *dur, *rounds),
+		[]wrkResult{e, n, f, o}, 0))
+	addBars("edge-hit", barChart{Name: "throughput", Title: fmt.Sprintf("Cached listing page (%d bytes), wrk -c%d", len(page), *conns),
+		Unit: "requests/s", Ref: 0, Bars: []chartBar{{"edge-hit", e.RPS}, {"nginx-static", n.RPS}, {"fasthttp-static", f.RPS}, {"origin-direct", o.RPS}}})
+	data := map[string]any{
+		"page_bytes": len(page), "connections": *conns, "duration_s": dur.Seconds(), "rounds": *rounds,
+		"best": best, "edge_over_nginx": e.RPS / n.RPS, "edge_over_origin": e.RPS / o.RPS,
+		"edge_over_bare_fasthttp": e.RPS / f.RPS, "bare_fasthttp_over_nginx": f.RPS / n.RPS,
+	}
+	writeResults("edge-hit", data)
+	if *latDur <= 0 {
+		return nil
+	}
+
+	// Open model: the maximum with this Go client (closed loop, as many
+	// clients as wrk had connections), then 25/50/75 % of it. The bare
+	// fasthttp handler is sent the edge's rates: it answers in microseconds,
+	// so where its latency climbs too the generator, not the edge, is what
+	// saturated.
+	var series []latencySeries
+	for _, t := range []struct {
+		name, url string
+		headers   []string
+	}{targets[0], targets[2], targets[3]} {
+		h := http.Header{}
+		for _, kv := range t.headers {
+			k, v, _ := strings.Cut(kv, ": ")
+			h.Set(k, v)
+		}
+		if t.name == "fasthttp-static" {
+			s := openModel(ctx, staticTarget(t.name, t.url, h), series[0].MaxRPS, "the edge's maximum (a check of the generator)", *latDur)
+			series = append(series, s)
+			if err := checkLatency(s); err != nil {
+				return err
+			}
+			continue
+		}
+		maxDur := max(*latDur/2, time.Second)
+		res := closedLoop(ctx, *conns, maxDur, 10_000_000, func(int) *http.Request {
+			req, _ := http.NewRequest("GET", t.url, nil)
+			req.Header = h.Clone()
+			return req
+		}, nil)
+		fmt.Printf("edge-hit: closed-loop maximum %-14s %s\n", t.name, res)
+		if res.Requests == 0 || res.Statuses[200] != res.Requests {
+			return fmt.Errorf("%s: closed loop: %s", t.name, res)
+		}
+		s := openModel(ctx, staticTarget(t.name, t.url, h), res.rps(), fmt.Sprintf("Go closed loop, %d clients, %v", *conns, maxDur), *latDur)
+		series = append(series, s)
+		if err := checkLatency(s); err != nil {
+			return err
+		}
+	}
+	addLatency("edge-hit", latencyChart{Name: "latency", Title: "Listing page: edge (cache hit), bare fasthttp at the edge's rates, origin direct", Series: series})
+	for _, s := range series {
+		p := s.Points[len(s.Points)-1]
+		summarize("edge-hit", "open model %s at 75%% of %s req/s: p50 %s, p99 %s, p99.9 %s, success %.2f %%",
+			s.Target, fmtRate(s.MaxRPS), fmtMs(p.P50), fmtMs(p.P99), fmtMs(p.P999), 100*p.Success)
+	}
+	data["latency"] = series
+	return writeResults("edge-hit", data)
+}
+
+// wrkTable is a table of wrk runs, with each run's ratio to runs[ref].
+func wrkTable(title string, runs []wrkResult, ref int) reportTable {
+	t := reportTable{Title: title, Header: []string{"target", "requests/s", "p50", "p99", "requests", "non-2xx", "ratio"}}
+	for i, r := range runs {
+		ratio := "—"
+		if i != ref && r.RPS > 0 {
+			ratio = fmt.Sprintf("%s / %s = **%s**", runs[ref].Name, r.Name, fmtRatio(runs[ref].RPS/r.RPS))
+		}
+		t.Rows = append(t.Rows, []string{r.Name, fmtRate(r.RPS), fmtMs(r.Latency["p50"]), fmtMs(r.Latency["p99"]),
+			fmtRate(float64(r.Requests)), fmt.Sprint(r.Non2xx), ratio})
+	}
+	return t
+}
+
+func fetch(url, auth string) (string, error) {
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", auth)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return "", fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	return string(b), err
+}
+
+// nginxProcess serves one static file on a free loopback port.
+type nginxProcess struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func startNginx(dir string, body []byte) (*nginxProcess, error) {
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		bin = "/usr/sbin/nginx"
+	}
+	// nginx's workers run as an unprivileged user when started as root:
+	// they must be able to read the file.
+	os.Chmod(dir, 0o755)
+	root := filepath.Join(dir, "nginx")
+	os.MkdirAll(filepath.Join(root, "html"), 0o755)
+	os.MkdirAll(filepath.Join(root, "logs"), 0o755)
+	if err := os.WriteFile(filepath.Join(root, "html", "page.json"), body, 0o644); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	conf := fmt.Sprintf(`daemon off;
+worker_processes auto;
+error_log %[1]s/logs/error.log warn;
+pid %[1]s/nginx.pid;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 1000000;
+    default_type application/json;
+    client_body_temp_path %[1]s/tmp;
+    proxy_temp_path %[1]s/tmp;
+    fastcgi_temp_path %[1]s/tmp;
+    uwsgi_temp_path %[1]s/tmp;
+    scgi_temp_path %[1]s/tmp;
+    server {
+        listen 127.0.0.1:%[2]d;
+        root %[1]s/html;
+        etag on;
+    }
+}
+`, root, port)
+	os.MkdirAll(filepath.Join(root, "tmp"), 0o755)
+	confPath := filepath.Join(root, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	p := &nginxProcess{cmd: exec.Command(bin, "-p", root, "-c", confPath, "-e", filepath.Join(root, "logs", "error.log")),
+		addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := fetch("http://"+p.addr+"/page.json", ""); err == nil && b == string(body) {
+			return p, nil
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			log, _ := os.ReadFile(filepath.Join(root, "logs", "error.log"))
+			return nil, fmt.Errorf("nginx did not start: %s", log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *nginxProcess) stop() {
+	p.cmd.Process.Signal(os.Interrupt)
+	p.cmd.Wait()
+}
+
+func freePort() (int, error) { return devdb.FreePort() }
+
+// bareServer is a fasthttp server in this process that answers every
+// request with one page, as the edge's responses are typed.
+type bareServer struct {
+	*fasthttp.Server
+	addr string
+}
+
+// stop shuts the server down, waiting at most two seconds: the open-model
+// generator's idle keep-alive connections would hold Shutdown forever.
+func (s *bareServer) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	s.ShutdownWithContext(ctx)
+}
+
+// startBareFasthttp serves page on a free loopback port.
+func startBareFasthttp(page []byte) (*bareServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	// The edge's buffer sizes, so edge/bare fasthttp measures the edge's
+	// own per-request work.
+	ec := config.DefaultEdge()
+	s := &bareServer{Server: &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		ctx.Response.Header.SetContentType("application/json")
+		ctx.Response.SetBodyRaw(page)
+	}, NoDefaultServerHeader: true, ReadBufferSize: ec.MaxHeaderBytes, WriteBufferSize: ec.WriteBufferBytes}, addr: ln.Addr().String()}
+	go s.Serve(ln)
+	return s, nil
+}

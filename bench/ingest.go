@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/listgate/listgate/origin/ingest"
+	"github.com/listgate/listgate/origin/store"
+	"github.com/listgate/listgate/pkg/devdb"
+	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/reaxml"
+	"github.com/listgate/listgate/pkg/reaxml/reaxmlgen"
+)
+
+func init() {
+	scenarios["ingest"] = benchIngest
+	plans["ingest"] = func(q bool) time.Duration {
+		if q {
+			return 20 * time.Second
+		}
+		// 110,000 listings first imported, 100,000 again, and the COPY.
+		return 150 * time.Second
+	}
+}
+
+// benchIngest measures REAXML imports into a throwaway Postgres from
+// generated feeds on disk: listings parsed per second; a first import of a
+// small and of a large feed, with the peak heap of each (it must not grow
+// with the feed); an update feed re-sending the large one with a fraction
+// changed; and, as the anchor, COPY of the rows the large import stored
+// into bare tables (no index, constraint or generated column). It checks
+// that every listing is accounted for.
+func benchIngest(args []string) error {
+	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	small := fs.Int("small", def(10000, 500), "listings in the small feed (first import, peak heap)")
+	large := fs.Int("listings", def(100000, 3000), "listings in the large feed (first import, update feed, COPY)")
+	changed := fs.Float64("changed", 0.05, "fraction of the large feed's listings its update feed changes")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "listgate-ingest-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	feeds := map[string]reaxmlgen.Options{
+		"small":  {Seed: 42, Listings: *small},
+		"large":  {Seed: 43, Listings: *large},
+		"update": {Seed: 43, Listings: *large, Revision: 1, Changed: *changed},
+	}
+	size := map[string]int64{}
+	for name, o := range feeds {
+		f, err := os.Create(filepath.Join(dir, name+".xml"))
+		if err != nil {
+			return err
+		}
+		w := bufio.NewWriterSize(f, 1<<20)
+		err = reaxmlgen.Generate(w, o)
+		if err == nil {
+			err = w.Flush()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		st, _ := os.Stat(f.Name())
+		size[name] = st.Size()
+	}
+	open := func(name string) (*os.File, error) { return os.Open(filepath.Join(dir, name+".xml")) }
+	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
+	fmt.Printf("ingest: feeds of %d listings (%.1f MiB) and %d (%.1f MiB), and its update changing %.0f%%, on disk\n",
+		*small, mib(size["small"]), *large, mib(size["large"]), *changed*100)
+
+	// Parse only, the large feed.
+	f, err := open("large")
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	dec := reaxml.NewDecoder(bufio.NewReaderSize(f, 1<<16), reaxml.Options{})
+	parsed := 0
+	for {
+		_, err := dec.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var le *reaxml.ListingError
+		if err != nil && !errors.As(err, &le) {
+			f.Close()
+			return err
+		}
+		parsed++
+	}
+	parseDur := time.Since(start)
+	f.Close()
+
+	ctx := context.Background()
+	db, cleanup, err := benchDatabase(ctx)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	im := ingest.New(db, slog.New(slog.DiscardHandler))
+	type run struct {
+		counts ingest.Counts
+		dur    time.Duration
+		peak   uint64
+	}
+	// importFeed imports a feed file into a site and samples the heap in
+	// use after every batch, from a collected start.
+	importFeed := func(siteID, name string) (run, error) {
+		f, err := open(name)
+		if err != nil {
+			return run{}, err
+		}
+		defer f.Close()
+		runtime.GC()
+		var r run
+		var ms runtime.MemStats
+		start := time.Now()
+		res, err := im.Import(ctx, siteID, f, ingest.Options{Progress: func(ingest.Counts, int64) {
+			runtime.ReadMemStats(&ms)
+			r.peak = max(r.peak, ms.HeapInuse)
+		}})
+		r.dur, r.counts = time.Since(start), res.Counts
+		if err == nil && res.Counts.Errors > 0 {
+			err = fmt.Errorf("%d listing errors, first %+v", res.Counts.Errors, res.Errors[0])
+		}
+		return r, err
+	}
+	sites := map[string]string{}
+	for _, name := range []string{"small", "large"} {
+		site, err := db.CreateSite(ctx, "Bench Realty "+name, model.Enterprise, "")
+		if err != nil {
+			return err
+		}
+		sites[name] = site.ID
+	}
+	smallRun, err := importFeed(sites["small"], "small")
+	if err != nil {
+		return fmt.Errorf("small feed: %w", err)
+	}
+	largeRun, err := importFeed(sites["large"], "large")
+	if err != nil {
+		return fmt.Errorf("large feed: %w", err)
+	}
+	updateRun, err := importFeed(sites["large"], "update")
+	if err != nil {
+		return fmt.Errorf("update feed: %w", err)
+	}
+	copyDur, copied, err := copyAnchor(ctx, db, sites["large"])
+	if err != nil {
+		return fmt.Errorf("COPY anchor: %w", err)
+	}
+
+	rate := func(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }
+	parseRate := rate(parsed, parseDur)
+	smallRate, largeRate, updateRate := rate(*small, smallRun.dur), rate(*large, largeRun.dur), rate(*large, updateRun.dur)
+	copyRate := rate(copied, copyDur)
+	for _, l := range []struct {
+		what string
+		r    run
+		n    int
+	}{{"small first import", smallRun, *small}, {"large first import", largeRun, *large}, {"update feed", updateRun, *large}} {
+		fmt.Printf("ingest: %-18s %8.0f listings/s  (%+v in %v), peak heap %.1f MiB\n", l.what, rate(l.n, l.r.dur),
+			l.r.counts, l.r.dur.Round(time.Millisecond), mib(int64(l.r.peak)))
+	}
+	fmt.Printf("ingest: parse only %8.0f listings/s; COPY of the %d listings' rows into bare tables %8.0f listings/s (%v)\n",
+		parseRate, copied, copyRate, copyDur.Round(time.Millisecond))
+	summarize("ingest", "first import of %d listings %s listings/s (import / COPY = %s), of %d listings %s listings/s; "+
+		"update feed (%.0f%% changed) %s listings/s; parse only %s listings/s; peak heap %.0f MiB (%d) and %.0f MiB (%d)",
+		*large, fmtRate(largeRate), fmtRatio(largeRate/copyRate), *small, fmtRate(smallRate), *changed*100, fmtRate(updateRate),
+		fmtRate(parseRate), mib(int64(smallRun.peak)), *small, mib(int64(largeRun.peak)), *large)
+	row := func(what string, n int, r run, ratio string) []string {
+		return []string{what, fmtRate(rate(n, r.dur)), r.dur.Round(time.Millisecond).String(), fmt.Sprintf("%.0f MiB", mib(int64(r.peak))), ratio}
+	}
+	addTable("ingest", reportTable{
+		Title:  fmt.Sprintf("Generated REAXML feeds read from disk: %d listings (%.1f MiB), %d (%.1f MiB), and the large one's update with %.0f%% changed:", *small, mib(size["small"]), *large, mib(size["large"]), *changed*100),
+		Header: []string{"", "listings/s", "time", "peak heap", "ratio"},
+		Rows: [][]string{
+			{"parse only (pkg/reaxml), large feed", fmtRate(parseRate), parseDur.Round(time.Millisecond).String(), "", ""},
+			row(fmt.Sprintf("first import, %d listings", *small), *small, smallRun, ""),
+			row(fmt.Sprintf("first import, %d listings", *large), *large, largeRun, "import / COPY = **"+fmtRatio(largeRate/copyRate)+"**"),
+			row(fmt.Sprintf("update feed, %d listings, %.0f%% changed", *large, *changed*100), *large, updateRun, "update / COPY = **"+fmtRatio(updateRate/copyRate)+"**"),
+			{"COPY of the large import's rows into bare tables (anchor)", fmtRate(copyRate), copyDur.Round(time.Millisecond).String(), "", ""},
+		}})
+	addBars("ingest", barChart{Name: "throughput", Title: fmt.Sprintf("REAXML ingest, %d listings", *large), Unit: "listings/s", Ref: 0,
+		Bars: []chartBar{{"parse", parseRate}, {"first import", largeRate}, {"update feed", updateRate}, {"COPY (anchor)", copyRate}}})
+	writeResults("ingest", map[string]any{"small": *small, "large": *large, "changed": *changed, "feed_bytes": size,
+		"parse_per_second": parseRate, "small_import_per_second": smallRate, "import_per_second": largeRate,
+		"update_per_second": updateRate, "copy_per_second": copyRate, "import_over_copy": largeRate / copyRate,
+		"small_counts": smallRun.counts, "counts": largeRun.counts, "update_counts": updateRun.counts,
+		"small_peak_heap_bytes": smallRun.peak, "peak_heap_bytes": largeRun.peak, "update_peak_heap_bytes": updateRun.peak})
+
+	// Every record accounted for (the generated feeds have a few status
+	// stubs for listings the site never had: skipped), none an error; the
+	// update feed changed what it says and left the rest unchanged.
+	for _, c := range []struct {
+		r run
+		n int
+	}{{smallRun, *small}, {largeRun, *large}} {
+		if k := c.r.counts; k.Created+k.Skipped != c.n || k.Created == 0 || k.Errors != 0 {
+			return fmt.Errorf("a first import of %d listings: %+v", c.n, k)
+		}
+	}
+	if k := updateRun.counts; k.Updated == 0 || k.Created != 0 || k.Updated+k.Unchanged+k.Skipped != *large ||
+		math.Abs(float64(k.Updated)/float64(*large)-*changed) > *changed/2 {
+		return fmt.Errorf("an update feed of %d listings, %.0f%% changed: %+v", *large, *changed*100, k)
+	}
+	if copied != largeRun.counts.Created {
+		return fmt.Errorf("COPY anchor copied %d listings, the import created %d", copied, largeRun.counts.Created)
+	}
+	return nil
+}
+
+// copyAnchor copies the rows an import stored for a site (listings without
+// their generated search column, agents, listing_agents, media,
+// inspections) into bare tables of the same columns, with COPY, and
+// returns how long the COPY took and how many listings it copied.
+func copyAnchor(ctx context.Context, db *store.DB, siteID string) (time.Duration, int, error) {
+	tables := []struct{ table, cols string }{
+		{"listings", `site_id, ref, agency_id, unique_id, type, status, under_offer, featured, category, headline,
+			description, suburb, state, postcode, search_address, price, price_shown, bedrooms, bathrooms,
+			car_spaces, doc, feed_mod_time, feed_hash, created_at, modified_at`},
+		{"agents", `site_id, id, name, email, phone_mobile, phone_office, phone_ah, photo_url, links, created_at, updated_at`},
+		{"listing_agents", `site_id, listing_ref, position, agent_id`},
+		{"media", `site_id, id, listing_ref, kind, slot, url, format, position, modified_at`},
+		{"inspections", `site_id, listing_ref, starts_at, ends_at`},
+	}
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Release()
+	var took time.Duration
+	listings := 0
+	for _, t := range tables {
+		bare := "bare_" + t.table
+		if _, err := conn.Exec(ctx, `CREATE UNLOGGED TABLE IF NOT EXISTS `+bare+` AS SELECT `+t.cols+` FROM `+t.table+` WITH NO DATA`); err != nil {
+			return 0, 0, err
+		}
+		// The rows, read out of the database before the clock starts.
+		var buf bytes.Buffer
+		if _, err := conn.Conn().PgConn().CopyTo(ctx, &buf, `COPY (SELECT `+t.cols+` FROM `+t.table+` WHERE site_id = '`+siteID+`') TO STDOUT`); err != nil {
+			return 0, 0, err
+		}
+		start := time.Now()
+		tag, err := conn.Conn().PgConn().CopyFrom(ctx, &buf, `COPY `+bare+` FROM STDIN`)
+		took += time.Since(start)
+		if err != nil {
+			return 0, 0, err
+		}
+		if t.table == "listings" {
+			listings = int(tag.RowsAffected())
+		}
+	}
+	return took, listings, nil
+}
+
+// startBenchPostgres starts a throwaway cluster with a database "bench".
+func startBenchPostgres(ctx context.Context) (*devdb.Postgres, error) {
+	pg, err := devdb.StartPostgres(ctx, devdb.PostgresOptions{})
+	if err != nil {
+		return nil, err
+	}
+	conn, err := pgx.Connect(ctx, pg.URL)
+	if err != nil {
+		pg.Close()
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE bench"); err != nil {
+		pg.Close()
+		return nil, err
+	}
+	var version, fsync, syncCommit string
+	if conn.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit')`).
+		Scan(&version, &fsync, &syncCommit) == nil {
+		noteMachine("postgres", fmt.Sprintf("PostgreSQL %s (fsync=%s, synchronous_commit=%s: a throwaway cluster)", version, fsync, syncCommit))
+	}
+	return pg, nil
+}

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/listgate/listgate/origin/api"
+	"github.com/listgate/listgate/origin/ingest"
+	"github.com/listgate/listgate/origin/listings"
+	"github.com/listgate/listgate/origin/store"
+	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/reaxml/reaxmlgen"
+)
+
+func init() {
+	scenarios["origin-listings"] = benchOriginListings
+	plans["origin-listings"] = func(q bool) time.Duration {
+		if q {
+			return 30 * time.Second
+		}
+		return 60*time.Second + 2*7*3*time.Second // the sites made, then 7 requests × 2 sites
+	}
+}
+
+// benchOriginListings measures the origin's reads (Postgres per request,
+// no edge) side by side on a small site (250 listings) and a large one
+// (100,000), the same requests on both: the default page, a filtered and
+// sorted page, page 200, and four searches (a common word, a rare word, a
+// suburb, a typo's prefix). The ratio large/small says how much a read's
+// cost grows with the site.
+func benchOriginListings(args []string) error {
+	fs := flag.NewFlagSet("origin-listings", flag.ContinueOnError)
+	small := fs.Int("small", 250, "listings on the small site")
+	large := fs.Int("listings", def(100000, 10000), "listings on the large site")
+	dur := fs.Duration("duration", def(3*time.Second, time.Second), "duration of each run")
+	workers := fs.Int("workers", 16, "concurrent clients")
+	explain := fs.Bool("explain", false, "print the plans of the main queries")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	db, cleanup, err := benchDatabase(ctx)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	smallSite, err := benchSite(ctx, db, "Small Realty", *small)
+	if err != nil {
+		return err
+	}
+	largeSite, err := benchSite(ctx, db, "Large Realty", *large)
+	if err != nil {
+		return err
+	}
+	if err := vacuum(ctx, db); err != nil {
+		return err
+	}
+	words, err := searchWords(ctx, db, smallSite, largeSite)
+	if err != nil {
+		return err
+	}
+	if *explain {
+		for _, q := range []string{
+			`SELECT count(*) FROM listings l WHERE l.site_id = $1 AND l.status = 'current'`,
+			`SELECT l.ref, l.doc FROM listings l WHERE l.site_id = $1 AND l.status = 'current' ORDER BY l.modified_at DESC, l.ref DESC LIMIT 20`,
+		} {
+			rows, _ := db.Pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+q, largeSite)
+			for rows.Next() {
+				var line string
+				rows.Scan(&line)
+				fmt.Println(line)
+			}
+		}
+	}
+	const token = "bench-internal-token-0123456789abcdef"
+	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		InternalToken: token, Log: slog.New(slog.DiscardHandler),
+		Mounts: []api.Mounter{listings.New(listings.Config{DB: db})}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv.Handler()}
+	go hs.Serve(ln)
+	defer hs.Close()
+
+	fmt.Printf("origin-listings: sites of %d and %d listings, %d clients, %v per run; searches %+v\n", *small, *large, *workers, *dur, words)
+	t := reportTable{Title: fmt.Sprintf("The origin alone (Postgres per request), %d clients, %v per run, the same requests on a site of %s listings and one of %s, side by side:",
+		*workers, *dur, fmtRate(float64(*small)), fmtRate(float64(*large))),
+		Header: []string{"request", "small req/s", "small p99", "large req/s", "large p99", "large / small"}}
+	runs := map[string]any{}
+	requests := []struct{ name, path string }{
+		{"default page", "/listings"},
+		{"filtered and sorted", "/listings?type=residential&min_bedrooms=3&sort=-price"},
+		// The small site has no page 200: its first page is the same work.
+		{"page 200 (small site: page 1)", "/listings?page=200"},
+		{"search: common word " + words.common, "/listings/search?q=" + words.common},
+		{"search: rare word " + words.rare, "/listings/search?q=" + words.rare},
+		{"search: suburb " + words.suburb, "/listings/search?q=" + words.suburb},
+		{"search: prefix " + words.prefix, "/listings/search?q=" + words.prefix},
+	}
+	get := func(site, path string) *http.Request {
+		req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/v1/sites/"+site+path, nil)
+		req.Header.Set(api.HeaderInternalToken, token)
+		req.Header.Set(api.HeaderSite, site)
+		req.Header.Set(api.HeaderKeyID, "bench")
+		req.Header.Set(api.HeaderScopes, "listings:read")
+		return req
+	}
+	for _, rq := range requests {
+		// Pages of the same size on both sites: a search with fewer than
+		// 20 matches on the small site is asked for that many a page on
+		// both, so that the ratio compares the queries, not the rendering
+		// of more listings.
+		if n, err := pageTotal(get(smallSite, rq.path)); err != nil {
+			return err
+		} else if n < 20 {
+			sep := "&"
+			if !strings.Contains(rq.path, "?") {
+				sep = "?"
+			}
+			rq.path += sep + "per_page=" + fmt.Sprint(max(n, 1))
+			rq.name += fmt.Sprintf(" (%d a page)", max(n, 1))
+		}
+		var res [2]loadResult
+		for i, site := range []string{smallSite, largeSite} {
+			path := rq.path
+			if i == 0 && strings.Contains(path, "page=200") {
+				path = strings.Replace(path, "page=200", "page=1", 1)
+			}
+			res[i] = closedLoop(ctx, *workers, *dur, 1_000_000, func(int) *http.Request { return get(site, path) }, nil)
+			if res[i].Requests == 0 || res[i].Statuses[200] != res[i].Requests {
+				return fmt.Errorf("%s: %s", rq.name, res[i])
+			}
+		}
+		r := res[1].rps() / res[0].rps()
+		fmt.Printf("origin-listings: %-40s small %s  large %s  large/small %s\n", rq.name, res[0], res[1], fmtRatio(r))
+		runs[rq.name] = map[string]any{"path": rq.path, "small": res[0], "large": res[1], "ratio": r}
+		t.Rows = append(t.Rows, []string{rq.name, fmtRate(res[0].rps()), fmtMs(ms(res[0].P99)),
+			fmtRate(res[1].rps()), fmtMs(ms(res[1].P99)), "**" + fmtRatio(r) + "**"})
+		summarize("origin-listings", "%s: large/small %s (%s vs %s req/s)", rq.name, fmtRatio(r), fmtRate(res[1].rps()), fmtRate(res[0].rps()))
+	}
+	addTable("origin-listings", t)
+	return writeResults("origin-listings", map[string]any{"small": *small, "large": *large, "workers": *workers,
+		"duration_s": dur.Seconds(), "runs": runs})
+}
+
+// pageTotal asks for a page and returns its meta.total.
+func pageTotal(req *http.Request) (int, error) {
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var c struct{ Meta struct{ Total int } }
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil || resp.StatusCode != 200 {
+		return 0, fmt.Errorf("GET %s: %d %v", req.URL, resp.StatusCode, err)
+	}
+	return c.Meta.Total, nil
+}
+
+// benchSite makes a site of n listings from the feed generator: a generated
+// feed imported, then its listings copied (with new ids, and modification
+// times spread) until the site has n — a full import of 100,000 would
+// measure the importer, not the reads.
+func benchSite(ctx context.Context, db *store.DB, name string, n int) (string, error) {
+	site, err := db.CreateSite(ctx, name, model.Enterprise, "")
+	if err != nil {
+		return "", err
+	}
+	base := min(n, 2000)
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(reaxmlgen.Generate(pw, reaxmlgen.Options{Seed: uint64(n), Listings: base})) }()
+	if _, err := ingest.New(db, slog.New(slog.DiscardHandler)).Import(ctx, site.ID, pr, ingest.Options{}); err != nil {
+		return "", err
+	}
+	copies := (n + base - 1) / base
+	if copies > 1 {
+		if _, err := db.Pool.Exec(ctx, `INSERT INTO listings (site_id, agency_id, unique_id, type, status, under_offer,
+				category, headline, description, suburb, state, postcode, search_address, price, price_shown, bedrooms,
+				bathrooms, car_spaces, doc, feed_mod_time, modified_at, created_at)
+			SELECT l.site_id, l.agency_id, l.unique_id || '-' || c, l.type, l.status, l.under_offer, l.category,
+				l.headline, l.description, l.suburb, l.state, l.postcode, l.search_address, l.price, l.price_shown,
+				l.bedrooms, l.bathrooms, l.car_spaces, l.doc, l.feed_mod_time, l.modified_at - (c || ' seconds')::interval,
+				l.created_at
+			FROM listings l, generate_series(1, $2::int - 1) c WHERE l.site_id = $1`, site.ID, copies); err != nil {
+			return "", err
+		}
+	}
+	return site.ID, nil
+}
+
+// benchWords are the searches' words, taken from the large site's text.
+type benchWords struct{ common, rare, suburb, prefix string }
+
+// wordStats is ts_stat over the descriptions of one site.
+const wordStats = `SELECT word, ndoc FROM ts_stat(format(
+	'SELECT to_tsvector(''simple'', coalesce(description, '''')) FROM listings WHERE site_id = %L', $1::text))
+	WHERE length(word) >= 5 AND word ~ '^[a-z]+$'`
+
+// searchWords picks, among the words of both sites (so that the search
+// does the same work on the small site: a page of matches, not an empty
+// one), a word in most listings of the large site, one in about one in a
+// thousand, the most common suburb, and the first four letters of a common
+// word of at least seven letters (a search for a word being typed).
+func searchWords(ctx context.Context, db *store.DB, small, large string) (benchWords, error) {
+	var w benchWords
+	var n int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM listings WHERE site_id = $1`, large).Scan(&n); err != nil {
+		return w, err
+	}
+	err := db.Pool.QueryRow(ctx, `WITH s AS MATERIALIZED (`+wordStats+`),
+			t AS MATERIALIZED (`+strings.ReplaceAll(wordStats, "$1", "$3")+`),
+			b AS (SELECT s.word, s.ndoc FROM s JOIN t USING (word))
+		SELECT (SELECT word FROM b ORDER BY ndoc DESC, word LIMIT 1),
+			(SELECT word FROM b ORDER BY abs(ndoc - greatest($2::int / 1000, 1)), word LIMIT 1),
+			(SELECT substr(word, 1, 4) FROM b WHERE length(word) >= 7 ORDER BY ndoc DESC, word LIMIT 1 OFFSET 3)`,
+		large, n, small).Scan(&w.common, &w.rare, &w.prefix)
+	if err != nil {
+		return w, err
+	}
+	err = db.Pool.QueryRow(ctx, `SELECT lower(l.suburb) FROM listings l WHERE l.site_id = $1 AND l.suburb !~ ' '
+			AND EXISTS (SELECT 1 FROM listings o WHERE o.site_id = $2 AND lower(o.suburb) = lower(l.suburb))
+		GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`, large, small).Scan(&w.suburb)
+	return w, err
+}
+
+// benchDatabase starts a throwaway Postgres with a migrated database.
+func benchDatabase(ctx context.Context) (*store.DB, func(), error) {
+	pg, err := startBenchPostgres(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := store.Open(ctx, pg.DatabaseURL("bench"), store.Options{MaxConns: 32})
+	if err != nil {
+		pg.Close()
+		return nil, nil, err
+	}
+	if _, err := db.Migrate(ctx); err != nil {
+		db.Close()
+		pg.Close()
+		return nil, nil, err
+	}
+	return db, func() { db.Close(); pg.Close() }, nil
+}
+
+// vacuum leaves the listings table as autovacuum keeps a live one: analysed,
+// and all-visible so counts can be index-only scans. A VACUUM that overlaps
+// an autovacuum's snapshot leaves pages not all-visible; it takes another
+// pass then.
+func vacuum(ctx context.Context, db *store.DB) error {
+	for pass := 0; pass < 20; pass++ {
+		if _, err := db.Pool.Exec(ctx, `VACUUM ANALYZE listings`); err != nil {
+			return err
+		}
+		var visible, pages int
+		db.Pool.QueryRow(ctx, `SELECT relallvisible, relpages FROM pg_class WHERE relname = 'listings'`).Scan(&visible, &pages)
+		if visible >= pages*9/10 {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("listings never became all-visible")
+}

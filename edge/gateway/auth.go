@@ -1,0 +1,80 @@
+package gateway
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/edge/keycache"
+	"github.com/listgate/listgate/pkg/apierror"
+	"github.com/listgate/listgate/pkg/apikey"
+)
+
+// authSampleEvery: one in this many uncached keys from an address over its
+// failure limit still reaches the origin, so that address's valid keys get
+// through (and are cached from then on).
+const authSampleEvery = 20
+
+var errAuthThrottled = apierror.New(apierror.CodeRateLimitExceeded, "too many failed authentications from this address")
+
+// authenticate reads the request's key and returns what is known of it
+// (DESIGN.md §2, steps 2–3). A malformed key is refused offline; a key the
+// cache holds, negative answers included, costs no origin call; an
+// uncached key is introspected. Introspections that find no active key are
+// counted per client address: past AuthFailureLimit in a minute, uncached
+// keys from that address are refused with 429 without asking the origin,
+// all but one in authSampleEvery, unless the key was active lately
+// (Known), so that an attacker sharing an address cannot lock out the keys
+// in use there. An origin that cannot answer is a 503, never a 401.
+func (g *Gateway) authenticate(ctx *fasthttp.RequestCtx, ip netip.Addr) (keycache.Info, *apierror.Error) {
+	key, e := credential(&ctx.Request.Header)
+	if e != nil {
+		return keycache.Info{}, e
+	}
+	if !apikey.ValidBytes(key) {
+		g.metrics.offlineRejects.Inc()
+		return keycache.Info{}, errInvalidKey
+	}
+	hash := apikey.HashBytes(key)
+	info, ok := g.cfg.Keys.Cached(hash)
+	if !ok {
+		if e := g.authThrottled(ip, hash); e != nil {
+			return keycache.Info{}, e
+		}
+		var err error
+		if info, err = g.cfg.Keys.Lookup(ctx, hash); err != nil {
+			g.metrics.originErrors.Inc()
+			return keycache.Info{}, errOriginDown
+		}
+		if !info.Active {
+			g.authFailed(ip)
+		}
+	}
+	if !info.Active {
+		return keycache.Info{}, errInvalidKey
+	}
+	return info, nil
+}
+
+// authFailed counts an introspection that found no active key against the
+// client address.
+func (g *Gateway) authFailed(ip netip.Addr) {
+	g.authFails.Allow(context.Background(), ip.String(), g.cfg.AuthFailureLimit, g.now())
+}
+
+// authThrottled refuses an uncached key from an address over its failure
+// limit, but for one in authSampleEvery and for keys active lately.
+func (g *Gateway) authThrottled(ip netip.Addr, hash [32]byte) *apierror.Error {
+	now := g.now()
+	if g.authFails.Used(ip.String(), now) < g.cfg.AuthFailureLimit || g.cfg.Keys.Known(hash) {
+		return nil
+	}
+	if g.authSample.Add(1)%authSampleEvery == 0 {
+		return nil
+	}
+	g.metrics.authThrottled.Inc()
+	e := *errAuthThrottled
+	e.RetryAfter = max(1, 60-int(now.Unix()%60))
+	return &e
+}

@@ -1,0 +1,81 @@
+package target
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCanonicalPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/v1/sites/s/listings":        "/v1/sites/s/listings",
+		"/v1/sites/s/%6Cistings":      "/v1/sites/s/listings",
+		"/v1/sites/s/listings/AG:1":   "/v1/sites/s/listings/AG:1",
+		"/v1/sites/s/listings/a%20b":  "/v1/sites/s/listings/a%20b",
+		"/v1/sites/s/listings/a%3ab":  "/v1/sites/s/listings/a:b",
+		"/v1/sites/s/listings/...":    "/v1/sites/s/listings/...",
+		"/v1/sites/s/listings/%C3%A9": "/v1/sites/s/listings/%C3%A9",
+		"/v1/leads/":                  "/v1/leads/",
+		"/":                           "/",
+	} {
+		got, err := AppendCanonicalPath(nil, []byte(in))
+		if err != nil || string(got) != want {
+			t.Errorf("%q → %q %v, want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "v1", "*", "/a/%2f/b", "/a%2Fb", "/a%5cb", "/a\\b", "/a/../b", "/a/./b", "/a/..", "/a/%2e%2E",
+		"//a", "/a//b", "/a/%zz", "/a/%2", "/a/%00", "/a/\x01", "/a/ b", "/a/é", "/a?b", "/a#b", "/a/%7f", "/a/%ff", "/a/%c3", "/a/x%ff%fe"} {
+		if got, err := AppendCanonicalPath(nil, []byte(in)); err == nil {
+			t.Errorf("%q accepted as %q", in, got)
+		}
+	}
+}
+
+// segments is how the origin (net/http, net/url) reads a path: split on
+// '/', each segment percent-decoded.
+func segments(path string) []string { return strings.Split(path, "/") }
+
+// The edge and the origin read a path as the same segments, or the edge
+// refuses it: what the edge accepts, net/url decodes at the origin to the
+// segments the client sent, and the canonical form is its own canonical
+// form. A plain path (needsCanonical false) is canonical already.
+func FuzzCanonicalPath(f *testing.F) {
+	for _, s := range []string{"/v1/sites/s/listings/x%2f..%2f..%2fstats%2fsummary", "/v1/sites/s/listings/a%20b", "/a/../b",
+		"/a/%2e%2e", "/a/b/", "/%41", "/a;b=c/d", "/a/..."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		canon, err := AppendCanonicalPath(nil, []byte(raw))
+		if !NeedsCanonicalPath([]byte(raw)) && (err != nil || string(canon) != raw) {
+			t.Fatalf("plain %q → %q %v", raw, canon, err)
+		}
+		if err != nil {
+			return
+		}
+		var want []string
+		for _, seg := range segments(raw) {
+			d, err := url.PathUnescape(seg)
+			if err != nil {
+				t.Fatalf("accepted %q with a segment net/url cannot decode", raw)
+			}
+			want = append(want, d)
+		}
+		u, err := url.Parse("http://origin" + string(canon))
+		if err != nil {
+			t.Fatalf("%q → %q, which net/url refuses: %v", raw, canon, err)
+		}
+		if got := segments(u.Path); !slices.Equal(got, want) {
+			t.Fatalf("%q: the client sent segments %q, the origin reads %q from %q", raw, want, got, canon)
+		}
+		for _, seg := range want[1:] {
+			if seg == "." || seg == ".." || strings.ContainsAny(seg, "/\\") {
+				t.Fatalf("%q: accepted segment %q", raw, seg)
+			}
+		}
+		again, err := AppendCanonicalPath(nil, canon)
+		if err != nil || string(again) != string(canon) {
+			t.Fatalf("not idempotent: %q → %q → %q %v", raw, canon, again, err)
+		}
+	})
+}

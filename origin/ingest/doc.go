@@ -1,0 +1,115 @@
+package ingest
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/listgate/listgate/pkg/reaxml"
+)
+
+// tableKeys are the parts of a record kept in their own tables, not in
+// listings.doc; "line" is where the record was in its feed.
+var tableKeys = []string{"line", "agents", "media", "inspections"}
+
+// deepMerged are the groups whose fields a record may send one at a time:
+// the stored group is merged field by field. Every other element of a
+// record replaces the stored one whole.
+var deepMerged = map[string]bool{
+	"address": true, "features": true, "ruralFeatures": true, "allowances": true,
+	"estate": true, "ecoFriendly": true,
+}
+
+// record is one listing of a feed, prepared for the database.
+type record struct {
+	l    *reaxml.Listing
+	doc  map[string]json.RawMessage // the record as JSON, table parts removed
+	hash []byte                     // SHA-256 of the whole record, line excluded
+}
+
+func newRecord(l *reaxml.Listing) (*record, error) {
+	line := l.Line
+	l.Line = 0
+	whole, err := json.Marshal(l)
+	l.Line = line
+	if err != nil {
+		return nil, fmt.Errorf("encode listing: %w", err)
+	}
+	sum := sha256.Sum256(whole)
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(whole, &doc); err != nil {
+		return nil, err
+	}
+	for _, k := range tableKeys {
+		delete(doc, k)
+	}
+	return &record{l: l, doc: doc, hash: sum[:]}, nil
+}
+
+// merge overlays the record's document on the stored one.
+func merge(stored, update map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(stored)+len(update))
+	for k, v := range stored {
+		out[k] = v
+	}
+	for k, v := range update {
+		old, ok := out[k]
+		if !ok || !deepMerged[k] {
+			out[k] = v
+			continue
+		}
+		m, err := mergeObjects(old, v)
+		if err != nil {
+			return nil, fmt.Errorf("merge %s: %w", k, err)
+		}
+		out[k] = m
+	}
+	return out, nil
+}
+
+// mergeObjects merges two JSON objects recursively; anything that is not an
+// object on both sides is replaced by the update.
+func mergeObjects(old, update json.RawMessage) (json.RawMessage, error) {
+	if !isObject(old) || !isObject(update) {
+		return update, nil
+	}
+	var a, b map[string]json.RawMessage
+	if err := json.Unmarshal(old, &a); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(update, &b); err != nil {
+		return nil, err
+	}
+	for k, v := range b {
+		if prev, ok := a[k]; ok {
+			m, err := mergeObjects(prev, v)
+			if err != nil {
+				return nil, err
+			}
+			a[k] = m
+			continue
+		}
+		a[k] = v
+	}
+	return json.Marshal(a)
+}
+
+func isObject(b json.RawMessage) bool {
+	s := strings.TrimSpace(string(b))
+	return len(s) > 0 && s[0] == '{'
+}
+
+// decodeDoc reads a merged document back as a listing, to compute the
+// columns that filters and sorts use.
+func decodeDoc(doc map[string]json.RawMessage) (*reaxml.Listing, []byte, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	var l reaxml.Listing
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, nil, err
+	}
+	return &l, b, nil
+}

@@ -1,0 +1,272 @@
+package listings
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/listgate/listgate/pkg/apierror"
+	"github.com/listgate/listgate/pkg/model"
+)
+
+func (s *Service) list(w http.ResponseWriter, r *http.Request, st site) error {
+	f, err := parseListingFilter(r.URL, listingParams, false)
+	if err != nil {
+		return err
+	}
+	return s.listings(w, r, st, f)
+}
+
+func (s *Service) search(w http.ResponseWriter, r *http.Request, st site) error {
+	f, err := parseListingFilter(r.URL, searchParams, true)
+	if err != nil {
+		return err
+	}
+	return s.listings(w, r, st, f)
+}
+
+func (s *Service) featured(w http.ResponseWriter, r *http.Request, st site) error {
+	q := newQuery(r.URL, featuredParams)
+	f := listingFilter{page: q.page(), sort: "-modified"}
+	f.statuses = q.enumList("status", servedStatuses)
+	if f.statuses == nil {
+		f.statuses = []string{"current"}
+	}
+	if err := q.err(); err != nil {
+		return err
+	}
+	f.featuredOnly = true
+	return s.listings(w, r, st, f)
+}
+
+// listings runs a listing query and writes the page. Listings whose status
+// is withdrawn, offmarket or deleted come as tombstones when the request
+// asked for changes (modified_since).
+func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f listingFilter) error {
+	sql, countSQL, b, countArgs, pageCounts := listingSQL(st.id, f)
+	ctx := r.Context()
+	var found []*row
+	total := 0
+	batch := &pgx.Batch{}
+	// A ranked search's page carries its total (pageCounts): it reads the
+	// matches once. A page past the last has no row to carry it, and is
+	// counted apart.
+	batch.Queue(sql, b.args...).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			rw := &row{}
+			dest := rw.dest()
+			if pageCounts {
+				dest = append(dest, &total)
+			}
+			if err := rows.Scan(dest...); err != nil {
+				return err
+			}
+			found = append(found, rw)
+		}
+		return rows.Err()
+	})
+	countTotal := func(r pgx.Row) error { return r.Scan(&total) }
+	exact := true
+	if !pageCounts {
+		batch.Queue(countSQL, countArgs...).QueryRow(countTotal)
+	}
+	if err := s.db.Pool.SendBatch(ctx, batch).Close(); err != nil {
+		return dbErr(err)
+	}
+	if pageCounts && len(found) == 0 && f.offset() > 0 {
+		if err := countTotal(s.db.Pool.QueryRow(ctx, countSQL, countArgs...)); err != nil {
+			return dbErr(err)
+		}
+	}
+	// The count reads one past its bound to tell a total at the bound from
+	// one beyond.
+	bound := countBound(f)
+	if pageCounts {
+		bound = searchWindow
+	}
+	if total > bound {
+		total, exact = bound, false
+	}
+	data := make([]any, 0, len(found))
+	var full []*row
+	for _, rw := range found {
+		if f.modifiedSince != nil && tombstone(rw.status) {
+			data = append(data, model.Tombstone{ListingRef: rw.ref, ListingID: rw.uniqueID, AgencyID: rw.agencyID,
+				Status: rw.status, ModifiedAt: rw.modifiedAt.In(st.loc)})
+			continue
+		}
+		full = append(full, rw)
+		data = append(data, nil)
+	}
+	rendered, err := s.renderRows(ctx, st, full)
+	if err != nil {
+		return err
+	}
+	i := 0
+	for j := range data {
+		if data[j] == nil {
+			data[j] = rendered[i]
+			i++
+		}
+	}
+	m := meta(f.page, total)
+	m.TotalExact = exact
+	return respond(w, r, s.cc.Listings, model.Collection[any]{Data: data, Meta: m})
+}
+
+// listingSQL returns the query of a listing page and the query of its
+// total, bounded by countBound, with its arguments. The page query's last
+// two parameters are the limit and offset. Kept apart, each can use an index: a window
+// count would make the page query read every matching row — except for a
+// search ranked by relevance, which reads every match to rank it: its page
+// query returns the total too, as its last column (pageCounts).
+func listingSQL(siteID string, f listingFilter) (page, count string, b *sqlBuilder, countArgs []any, pageCounts bool) {
+	b, tsq := listingWhere(siteID, f)
+	if f.featuredOnly {
+		b.conds = append(b.conds, "l.featured")
+	}
+	limit, offset := b.param(f.perPage), b.param(f.offset())
+	// The count's bound is the last parameter: the count query takes every
+	// parameter but the page's limit and offset, then this one.
+	count = `SELECT count(*) FROM (SELECT FROM listings l WHERE ` + b.where() + ` LIMIT $` +
+		fmt.Sprint(len(b.args)-1) + `) c`
+	countArgs = append(b.args[:len(b.args)-2:len(b.args)-2], countBound(f)+1)
+	if tsq != "" && f.sort == "relevance" {
+		// Ranking reads each match it ranks, and a broad search (a word in
+		// most listings) matches most of a site: it ranks the searchWindow
+		// most recently modified matches only, found from the newest down
+		// (or, for a narrow search, all its matches, from the full-text
+		// index: the planner chooses with the word's statistics). One more
+		// is read to tell a narrow search from a broad one; the page
+		// carries the count (pageCounts).
+		countArgs = append(b.args[:len(b.args)-2:len(b.args)-2], searchWindow+1)
+		// Counted as the window is found (a page past the last has no row
+		// to carry the count), so that it takes the same path.
+		count = `SELECT count(*) FROM (SELECT FROM listings l WHERE ` + b.where() +
+			` ORDER BY l.modified_at DESC, l.ref DESC LIMIT $` + fmt.Sprint(len(b.args)-1) + `) c`
+		// The window is chosen first and ranked after, so that however the
+		// planner finds the matches, only the window's are ranked.
+		page = `WITH c AS MATERIALIZED (
+				SELECT l.ref, l.modified_at FROM listings l
+				WHERE ` + b.where() + ` ORDER BY l.modified_at DESC, l.ref DESC LIMIT ` + fmt.Sprint(searchWindow+1) + `),
+			w AS MATERIALIZED (SELECT c.ref, c.modified_at, count(*) OVER () AS matched,
+					(SELECT ts_rank_cd(l.search, ` + tsq + `) FROM listings l WHERE l.site_id = $1 AND l.ref = c.ref) AS rank
+				FROM c ORDER BY c.modified_at DESC, c.ref DESC LIMIT ` + fmt.Sprint(searchWindow) + `),
+			p AS (SELECT ref, rank, modified_at, matched FROM w
+				ORDER BY rank DESC, modified_at DESC, ref DESC LIMIT ` + limit + ` OFFSET ` + offset + `)
+			SELECT ` + rowColumns + `, p.matched FROM p JOIN listings l ON l.site_id = $1 AND l.ref = p.ref
+			ORDER BY p.rank DESC, p.modified_at DESC, p.ref DESC`
+		return page, count, b, countArgs, true
+	}
+	order := orderBy(f.sort, tsq)
+	if f.offset() == 0 {
+		page = `SELECT ` + rowColumns + ` FROM listings l WHERE ` + b.where() +
+			` ORDER BY ` + order + ` LIMIT ` + limit + ` OFFSET ` + offset
+		return page, count, b, countArgs, false
+	}
+	// A deeper page skips its offset in the index alone (an index-only scan
+	// of the refs), then reads the rows of the page only: skipping rows
+	// would read each skipped listing.
+	page = `SELECT ` + rowColumns + ` FROM (SELECT l.ref FROM listings l WHERE ` + b.where() +
+		` ORDER BY ` + order + ` LIMIT ` + limit + ` OFFSET ` + offset + `) p
+		JOIN listings l ON l.site_id = $1 AND l.ref = p.ref ORDER BY ` + order
+	return page, count, b, countArgs, false
+}
+
+// countBound is how many matches a listing query counts at most: up to
+// countWindow past the end of the page.
+func countBound(f listingFilter) int { return f.offset() + f.perPage + countWindow }
+
+func tombstone(status string) bool {
+	return status == "withdrawn" || status == "offmarket" || status == "deleted"
+}
+
+func meta(p page, total int) model.Meta {
+	return model.Meta{Page: p.page, PerPage: p.perPage, Total: total, TotalExact: true,
+		TotalPages: (total + p.perPage - 1) / p.perPage}
+}
+
+// countWindow is how far past the end of the page asked for a listing
+// query counts its matches: a site of 100,000 listings would otherwise
+// count them all for every page. Beyond it the total is a lower bound
+// (meta.total_exact false).
+const countWindow = 1000
+
+// searchWindow is how many matches a search sorted by relevance ranks at
+// most: the most recently modified. A narrower search ranks every match.
+// Ranking is most of a broad search's cost (ts_rank_cd, about 13 µs a
+// listing of realistic text): 300 keeps a broad search on a site of
+// 100,000 listings within a few times the cost of one on 250.
+const searchWindow = 300
+
+// one serves a single listing by listing_ref, listing_id or
+// AGENCYID:UNIQUEID. Deleted listings are not served.
+func (s *Service) one(w http.ResponseWriter, r *http.Request, st site) error {
+	if err := newQuery(r.URL, nil).err(); err != nil {
+		return err
+	}
+	key := r.PathValue("listing")
+	ref, err := s.resolve(r.Context(), st.id, key)
+	if err != nil {
+		return err
+	}
+	rw := &row{}
+	err = s.db.Pool.QueryRow(r.Context(), `SELECT `+rowColumns+` FROM listings l
+		WHERE l.site_id = $1 AND l.ref = $2 AND l.status <> 'deleted'`, st.id, ref).Scan(rw.dest()...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return apierror.NotFound("listing not found")
+	}
+	if err != nil {
+		return dbErr(err)
+	}
+	out, err := s.renderRows(r.Context(), st, []*row{rw})
+	if err != nil {
+		return err
+	}
+	return respond(w, r, s.cc.Listings, out[0])
+}
+
+// resolve finds a listing's ref from the path segment.
+func (s *Service) resolve(ctx context.Context, siteID, key string) (int64, error) {
+	notFound := apierror.NotFound("listing not found")
+	if key == "" || len(key) > 200 {
+		return 0, notFound
+	}
+	if ref, err := strconv.ParseInt(key, 10, 64); err == nil && ref > 0 {
+		var found int64
+		err := s.db.Pool.QueryRow(ctx, `SELECT ref FROM listings WHERE site_id = $1 AND ref = $2`, siteID, ref).Scan(&found)
+		if err == nil {
+			return found, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return 0, dbErr(err)
+		}
+		// A numeric uniqueID is also possible: fall through.
+	}
+	var refs []int64
+	var err error
+	if agency, unique, ok := strings.Cut(key, ":"); ok {
+		rows, _ := s.db.Pool.Query(ctx, `SELECT ref FROM listings WHERE site_id = $1 AND agency_id = $2 AND unique_id = $3`,
+			siteID, agency, unique)
+		refs, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	} else {
+		rows, _ := s.db.Pool.Query(ctx, `SELECT ref FROM listings WHERE site_id = $1 AND unique_id = $2 LIMIT 2`, siteID, key)
+		refs, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	}
+	if err != nil {
+		return 0, dbErr(err)
+	}
+	switch len(refs) {
+	case 0:
+		return 0, notFound
+	case 1:
+		return refs[0], nil
+	default:
+		return 0, apierror.InvalidField("listing", "two agencies of this site use that listing_id: use AGENCYID:UNIQUEID")
+	}
+}

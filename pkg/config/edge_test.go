@@ -1,0 +1,51 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestEdgeYAMLIsTheDefaults(t *testing.T) {
+	got, err := LoadEdge("../../configs/edge.yaml", env(map[string]string{"LISTGATE_INTERNAL_TOKEN": token}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultEdge()
+	want.InternalToken = token
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("configs/edge.yaml gives\n%+v\nwant the defaults\n%+v", got, want)
+	}
+}
+
+func TestEdgeEnvironmentAndValidation(t *testing.T) {
+	got, err := LoadEdge("", env(map[string]string{"LISTGATE_INTERNAL_TOKEN": token,
+		"LISTGATE_REDIS_URL": "redis://127.0.0.1:6379/0", "LISTGATE_EXPECTED_EDGES": "3", "LISTGATE_EDGE_ADDR": "127.0.0.1:0"}))
+	if err != nil || got.RedisURL != "redis://127.0.0.1:6379/0" || got.ExpectedEdges != 3 || got.Addr != "127.0.0.1:0" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	for name, e := range map[string]map[string]string{
+		"no token":   {},
+		"bad redis":  {"LISTGATE_INTERNAL_TOKEN": token, "LISTGATE_REDIS_URL": "http://x"},
+		"bad origin": {"LISTGATE_INTERNAL_TOKEN": token, "LISTGATE_ORIGIN_URL": "origin"},
+		"edges":      {"LISTGATE_INTERNAL_TOKEN": token, "LISTGATE_EXPECTED_EDGES": "0"},
+		"bad level":  {"LISTGATE_INTERNAL_TOKEN": token, "LISTGATE_LOG_LEVEL": "chatty"},
+	} {
+		if _, err := LoadEdge("", env(e)); err == nil || strings.Contains(err.Error(), token) {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+	c := DefaultEdge()
+	c.InternalToken = token
+	c.TrustedProxies = []string{"10.0.0.0/8", "not-a-prefix"}
+	if err := c.Validate(); err == nil {
+		t.Error("bad trusted proxy accepted")
+	}
+	c.TrustedProxies = nil
+	for _, n := range []int{0, 4<<10 - 1, 1<<20 + 1} {
+		c.WriteBufferBytes = n
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "write_buffer_bytes") {
+			t.Errorf("write_buffer_bytes %d: err = %v", n, err)
+		}
+	}
+}

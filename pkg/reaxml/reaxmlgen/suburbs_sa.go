@@ -1,0 +1,35 @@
+package reaxmlgen
+
+// saSuburbs are suburbs of South Australia by local council. See
+// councilRow.
+var saSuburbs = []councilRow{
+	{"SA", "Adelaide", 2, "Adelaide 5000, North Adelaide 5006"},
+	{"SA", "Norwood Payneham St Peters", 2, "Norwood 5067, Kent Town 5067, St Peters 5069, College Park 5069, Hackney 5069, Stepney 5069, Maylands 5069, Evandale 5069, Marden 5070, Royston Park 5070, Joslin 5070, Payneham 5070, Felixstow 5070, Kensington 5068, Trinity Gardens 5068"},
+	{"SA", "Burnside", 1, "Burnside 5066, Beaumont 5066, Erindale 5066, Hazelwood Park 5066, Stonyfell 5066, Wattle Park 5066, Kensington Park 5068, Kensington Gardens 5068, Heathpool 5068, Leabrook 5068, Rose Park 5067, Dulwich 5065, Toorak Gardens 5065, Tusmore 5065, Glenside 5065, Linden Park 5065, St Georges 5064, Glen Osmond 5064, Frewville 5063, Eastwood 5063, Magill 5072"},
+	{"SA", "Unley", 1, "Unley 5061, Unley Park 5061, Malvern 5061, Hyde Park 5061, Parkside 5063, Fullarton 5063, Highgate 5063, Wayville 5034, Goodwood 5034, Millswood 5034, Clarence Park 5034, Black Forest 5035, Everard Park 5035, Myrtle Bank 5064"},
+	{"SA", "Mitcham", 2, "Mitcham 5062, Torrens Park 5062, Kingswood 5062, Netherby 5062, Springfield 5062, Lower Mitcham 5062, Hawthorn 5062, Lynton 5062, Colonel Light Gardens 5041, Cumberland Park 5041, Daw Park 5041, Westbourne Park 5041, Panorama 5041, Pasadena 5042, Bedford Park 5042, Clovelly Park 5042, St Marys 5042, Melrose Park 5039, Belair 5052, Glenalta 5052, Blackwood 5051, Coromandel Valley 5051, Hawthorndene 5051, Eden Hills 5050, Bellevue Heights 5050"},
+	{"SA", "Holdfast Bay", 2, "Glenelg 5045, Glenelg North 5045, Glenelg South 5045, Glenelg East 5045, Somerton Park 5044, Brighton 5048, Hove 5048, South Brighton 5048, Seacliff 5049, Seacliff Park 5049, Kingston Park 5049"},
+	{"SA", "Marion", 3, "Marion 5043, Morphettville 5043, Ascot Park 5043, Mitchell Park 5043, Park Holme 5043, Glengowrie 5044, Oaklands Park 5046, Warradale 5046, Dover Gardens 5048, Seacombe Gardens 5047, Sturt 5047, Darlington 5047, Seaview Downs 5049, Edwardstown 5039, Plympton Park 5038, Hallett Cove 5158, Sheidow Park 5158, Trott Park 5158"},
+	{"SA", "West Torrens", 3, "Plympton 5038, Camden Park 5038, Novar Gardens 5040, West Beach 5024, Fulham 5024, Lockleys 5032, Brooklyn Park 5032, Underdale 5032, Torrensville 5031, Mile End 5031, Thebarton 5031, Hilton 5033, Richmond 5033, Marleston 5033, Kurralta Park 5037, North Plympton 5037, Netley 5037"},
+	{"SA", "Charles Sturt", 3, "Henley Beach 5022, Henley Beach South 5022, Grange 5022, Tennyson 5022, West Lakes 5021, West Lakes Shore 5020, Seaton 5023, Findon 5023, Fulham Gardens 5024, Woodville 5011, Woodville South 5011, Woodville West 5011, Cheltenham 5014, Allenby Gardens 5009, Kilkenny 5009, Beverley 5009, Flinders Park 5025, Kidman Park 5025, Hindmarsh 5007, Bowden 5007, Brompton 5007, Welland 5007, Croydon 5008, West Croydon 5008, Ridleyton 5008, Renown Park 5008, Devon Park 5008"},
+	{"SA", "Prospect", 3, "Prospect 5082, Fitzroy 5082, Thorngate 5082, Nailsworth 5083, Broadview 5083, Sefton Park 5083, Collinswood 5081"},
+	{"SA", "Walkerville", 1, "Walkerville 5081, Medindie 5081, Gilberton 5081, Vale Park 5081"},
+	{"SA", "Port Adelaide Enfield", 3, "Port Adelaide 5015, Birkenhead 5015, Glanville 5015, Ethelton 5015, Semaphore 5019, Exeter 5019, Largs Bay 5016, Largs North 5016, Osborne 5017, Taperoo 5017, North Haven 5018, Enfield 5085, Northgate 5085, Lightsview 5085, Kilburn 5084, Blair Athol 5084, Klemzig 5087, Windsor Gardens 5087, Hillcrest 5086, Gilles Plains 5086, Oakden 5086, Greenacres 5086, Mansfield Park 5012, Woodville Gardens 5012, Ottoway 5013, Rosewater 5013, Alberton 5014, Queenstown 5014"},
+	{"SA", "Campbelltown", 3, "Campbelltown 5074, Newton 5074, Rostrevor 5073, Hectorville 5073, Tranmere 5073, Athelstone 5076, Paradise 5075, Dernancourt 5075"},
+	{"SA", "Tea Tree Gully", 3, "Modbury 5092, Tea Tree Gully 5091, Banksia Park 5091, Vista 5091, Golden Grove 5125, Greenwith 5125, Surrey Downs 5126, Fairview Park 5126, Wynn Vale 5127, Ridgehaven 5097, Redwood Park 5097, St Agnes 5097, Highbury 5089, Hope Valley 5090, Holden Hill 5088"},
+	{"SA", "Salisbury", 4, "Salisbury 5108, Salisbury North 5108, Paralowie 5108, Salisbury East 5109, Salisbury Heights 5109, Brahma Lodge 5109, Mawson Lakes 5095, Pooraka 5095, Parafield Gardens 5107, Ingle Farm 5098, Para Hills 5096"},
+	{"SA", "Playford", 4, "Elizabeth 5112, Davoren Park 5113, Smithfield 5114, Andrews Farm 5114, Craigmore 5114, Blakeview 5114, Munno Para 5115, Angle Vale 5117"},
+	{"SA", "Gawler", 4, "Gawler 5118"},
+	{"SA", "Onkaparinga", 3, "Noarlunga Centre 5168, Christies Beach 5165, Christie Downs 5164, Port Noarlunga 5167, Seaford 5169, Moana 5169, Seaford Rise 5169, Maslin Beach 5170, McLaren Vale 5171, Willunga 5172, Aldinga Beach 5173, Port Willunga 5173, Reynella 5161, Old Reynella 5161, Morphett Vale 5162, Woodcroft 5162, Hackham 5163, Huntfield Heights 5163, Onkaparinga Hills 5163, Happy Valley 5159, Aberfoyle Park 5159, Flagstaff Hill 5159, O'Halloran Hill 5158"},
+	{"SA", "Adelaide Hills", 2, "Stirling 5152, Crafers 5152, Aldgate 5154, Bridgewater 5155, Mylor 5153, Uraidla 5142, Summertown 5141, Lobethal 5241, Balhannah 5242, Oakbank 5243, Woodside 5244"},
+	{"SA", "Mount Barker", 4, "Mount Barker 5251, Littlehampton 5250, Nairne 5252, Hahndorf 5245"},
+	{"SA", "Victor Harbor", 3, "Victor Harbor 5211, Encounter Bay 5211"},
+	{"SA", "Alexandrina", 3, "Goolwa 5214, Port Elliot 5212, Middleton 5213"},
+	{"SA", "Murray Bridge", 4, "Murray Bridge 5253"},
+	{"SA", "Barossa", 3, "Nuriootpa 5355, Tanunda 5352, Angaston 5353"},
+	{"SA", "Clare and Gilbert Valleys", 3, "Clare 5453"},
+	{"SA", "Mount Gambier", 4, "Mount Gambier 5290"},
+	{"SA", "Port Lincoln", 4, "Port Lincoln 5606"},
+	{"SA", "Whyalla", 4, "Whyalla 5600"},
+	{"SA", "Port Augusta", 4, "Port Augusta 5700"},
+}

@@ -1,0 +1,96 @@
+package reaxmlgen
+
+// headlineTemplates are the headline templates by listing group, in order
+// of how often they are drawn. Headlines are written in title case; a few
+// are shouted in capitals, as agents do.
+var headlineTemplates = map[string][]string{
+	"home": {
+		"{hadj} {noun} {hhook}",
+		"{hadj} {style} {noun} in {suburb}",
+		"{hphrase}",
+		"{hadj} {noun} {hhook}, {suburb}",
+		"{hphrase}: {hadj} {noun} {hhook}",
+		"{bedn} Bedroom {noun} {hhook}",
+		"{hadj} {style} {hword}",
+		"{hadj}, {hadj} and {hadj}",
+		"{street}: {hadj} {noun} {hhook}",
+		"{hadj} {hword} on {street}",
+		"{hphrase} in {suburb}",
+		"{hadj} {noun} with {outdoor} and {parking}",
+		"Auction: {hadj} {noun} {hhook}",
+		"{hphrase}! {hadj} {noun} in {suburb}",
+		"Your {hadj} {hword} Awaits",
+		"{hadj} Living {hhook}",
+		"{suburb} {hword} {hhook}",
+		"Under Offer: {hadj} {noun}",
+		"Sold Before Auction: {hadj} {style} {noun}",
+	},
+	"rent": {
+		"{hadj} {noun} {hhook}",
+		"Available Now: {hadj} {noun} in {suburb}",
+		"{hadj} {bedn} Bedroom {noun} {hhook}",
+		"Pet-Friendly {noun} {hhook}",
+		"Furnished {noun} in {suburb}",
+		"{hphrase}",
+		"Leased Quickly: {hadj} {noun}",
+		"Move In Now: {hadj} {noun} on {street}",
+	},
+	"holiday": {
+		"{hadj} Holiday {noun} {hhook}",
+		"Escape to {suburb}: Sleeps {sleeps}",
+		"Beachfront {noun}, Fully Furnished",
+		"{hadj} Getaway {hhook}",
+		"{suburb} Holiday {hword}",
+		"Family Holiday {noun}, Sleeps {sleeps}",
+	},
+	"land": {
+		"{land} {noun} in {suburb}",
+		"Build Your Dream Home in {suburb}",
+		"{hadj} {noun} {hhook}",
+		"Titled Land Ready to Build",
+		"Development Opportunity (STCA)",
+		"Vacant Land on {street}",
+		"{land} of {hadj} Land",
+		"Last {noun} in the Estate",
+	},
+	"rural": {
+		"{ha} Hectares: {hadj} {noun} near {near}",
+		"{hadj} {noun} {hhook}",
+		"Productive {noun} with {water}",
+		"{hphrase}: {ha} Hectares of {soil} Country",
+		"Lifestyle Acreage Close to {near}",
+		"Proven {noun} in Reliable Rainfall District",
+	},
+	"commercial": {
+		"{area} {noun} in {suburb}",
+		"High-Exposure {noun} on {street}",
+		"Leased Investment: {tenant}",
+		"Freehold {noun} with Parking",
+		"{hadj} {noun} {hhook}",
+		"Owner-Occupier or Investor: {noun} in {suburb}",
+		"{suburb} {noun}",
+		"For Lease: {noun} of {area}",
+	},
+	"business": {
+		"Profitable {noun} in {suburb}",
+		"Established {noun}, Under Management",
+		"{noun} for Sale: Priced to Sell",
+		"{hadj} {noun} with {trading}",
+		"Lifestyle {noun} {hhook}",
+		"{suburb} {noun}: Be Your Own Boss",
+	},
+}
+
+// homeNouns are what a home of each residential category is called.
+var homeNouns = map[string][]string{
+	"House":     {"family home", "home", "house", "residence", "weatherboard cottage", "Federation home", "Californian bungalow", "brick veneer home"},
+	"Unit":      {"unit", "apartment", "home", "villa unit"},
+	"Apartment": {"apartment", "home", "penthouse", "residence"},
+	"Flat":      {"flat", "apartment", "unit"},
+	"Townhouse": {"townhouse", "home", "residence"},
+	"Villa":     {"villa", "home", "single-level villa"},
+	"Terrace":   {"terrace", "Victorian terrace", "home", "terrace house"},
+	"Studio":    {"studio apartment", "studio", "apartment"},
+	"Cottage":   {"cottage", "beach cottage", "home"},
+	"Lodge":     {"lodge", "retreat", "cabin"},
+}

@@ -1,0 +1,79 @@
+package telemetry_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/listgate/listgate/pkg/telemetry"
+	"github.com/listgate/listgate/pkg/telemetry/otlptest"
+)
+
+func env(m map[string]string) telemetry.Getenv {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestOff(t *testing.T) {
+	for name, vars := range map[string]map[string]string{
+		"no endpoint":   {"OTEL_SERVICE_NAME": "x"},
+		"sdk disabled":  {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_SDK_DISABLED": "true"},
+		"exporter none": {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_TRACES_EXPORTER": "none"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tr, err := telemetry.Start(context.Background(), "svc", env(vars), nil)
+			if err != nil || tr != nil {
+				t.Fatalf("Start = %v, %v; want off", tr, err)
+			}
+			if tr.Tracer() != nil || tr.Shutdown(context.Background()) != nil {
+				t.Error("a nil Tracing is not off")
+			}
+		})
+	}
+}
+
+func TestRefusesWhatItCannotDo(t *testing.T) {
+	for name, vars := range map[string]map[string]string{
+		"grpc":   {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+		"zipkin": {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_TRACES_EXPORTER": "zipkin"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := telemetry.Start(context.Background(), "svc", env(vars), nil); err == nil {
+				t.Error("started")
+			}
+		})
+	}
+}
+
+// A span reaches a real OTLP/HTTP receiver with the service's name, which
+// OTEL_SERVICE_NAME overrides.
+func TestExportsOverOTLP(t *testing.T) {
+	recv := otlptest.Start(t)
+	for _, tc := range []struct{ env, want string }{{"", "listgate-test"}, {"renamed", "renamed"}} {
+		t.Setenv("OTEL_SERVICE_NAME", tc.env)
+		tr, err := telemetry.Start(context.Background(), "listgate-test", env(map[string]string{
+			"OTEL_EXPORTER_OTLP_ENDPOINT": recv.Endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}), nil)
+		if err != nil || tr == nil {
+			t.Fatalf("Start: %v", err)
+		}
+		_, span := tr.Tracer().Start(context.Background(), "work-"+tc.want)
+		span.End()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := tr.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		spans := recv.Wait(t, ctx, func(s []otlptest.Span) bool {
+			for _, sp := range s {
+				if sp.Name == "work-"+tc.want {
+					return true
+				}
+			}
+			return false
+		})
+		cancel()
+		for _, sp := range spans {
+			if sp.Name == "work-"+tc.want && sp.Service != tc.want {
+				t.Errorf("service %q, want %q", sp.Service, tc.want)
+			}
+		}
+	}
+}
