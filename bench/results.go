@@ -40,8 +40,24 @@ type scenarioReport struct {
 	Tables  []reportTable  `json:"tables,omitempty"`
 	Bars    []barChart     `json:"bar_charts,omitempty"`
 	Latency []latencyChart `json:"latency_charts,omitempty"`
+	// Blocks are preformatted texts (query plans), each under its title.
+	Blocks []textBlock `json:"blocks,omitempty"`
 	// Plots are the PNG files written for this scenario (names only).
 	Plots []string `json:"plots,omitempty"`
+}
+
+// textBlock is a preformatted text of a scenario's, shown as it is.
+type textBlock struct {
+	Title string `json:"title"`
+	Text  string `json:"text"`
+}
+
+// addBlock adds a preformatted text to the scenario's report.
+func addBlock(scenario, title, text string) {
+	report.Lock()
+	defer report.Unlock()
+	s := scenarioOf(scenario)
+	s.Blocks = append(s.Blocks, textBlock{Title: title, Text: text})
 }
 
 // reportTable is a Markdown table of a scenario's results.
@@ -294,6 +310,9 @@ scenario.
 		}
 		for _, p := range s.Plots {
 			fmt.Fprintf(&b, "\n![%s](%s)\n", p, p)
+		}
+		for _, t := range s.Blocks {
+			fmt.Fprintf(&b, "\n%s\n\n```\n%s\n```\n", t.Title, strings.TrimRight(t.Text, "\n"))
 		}
 	}
 	return b.Bytes()

@@ -141,3 +141,27 @@ func explain(tb testing.TB, e *testEnv, sql string, args []any) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Explain reports the plans of the statements a request runs: the page
+// and its count, each executed (ANALYZE) with its buffers.
+func TestExplainReportsTheRequestsPlans(t *testing.T) {
+	e := newEnv(t)
+	svc := New(Config{DB: e.db})
+	for _, target := range []string{"/listings?type=rental&sort=-price&page=3", "/listings/search?q=garden"} {
+		plans, err := svc.Explain(context.Background(), e.site, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plans) != 2 || plans[0].Name != "page" || plans[1].Name != "count" {
+			t.Fatalf("%s: plans %+v", target, plans)
+		}
+		for _, p := range plans {
+			if !strings.Contains(p.Plan, "actual time=") || !strings.Contains(p.Plan, "Buffers:") || !strings.Contains(p.SQL, "site_id") {
+				t.Errorf("%s %s: not an EXPLAIN (ANALYZE, BUFFERS) of the site's query:\n%s\n%s", target, p.Name, p.SQL, p.Plan)
+			}
+		}
+	}
+	if _, err := svc.Explain(context.Background(), e.site, "/listings?per_page=100000"); err == nil {
+		t.Error("a request the API refuses was explained")
+	}
+}
