@@ -3,10 +3,11 @@ package ingest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,49 +28,68 @@ const (
 	skipped
 )
 
-// applyBatch applies listings in one transaction, each in a savepoint. A
-// listing the database rejects is rolled back to its savepoint and counted
-// as an error; anything else (connection lost, ctx ended) rolls back the
+// item is one record of a batch and what applying it did.
+type item struct {
+	l   *reaxml.Listing
+	rec *record
+	id  string // AGENTID:UNIQUEID
+	err error  // the record could not be prepared or was refused
+
+	// Set by each attempt to apply the item.
+	out     outcome
+	exists  bool
+	ref     int64
+	write   bool    // the listing row is inserted or updated
+	docJSON []byte  // the merged document, when written
+	c       columns // its columns, when written
+	agents  []int64 // listing_agents, when the record names agents
+	stored  *storedDoc
+	sk      skips
+	dbErr   error // the database refused this listing alone
+}
+
+// prepare makes the items of a batch of parsed listings. Records that
+// cannot be encoded carry their error.
+func prepare(batch []*reaxml.Listing) []*item {
+	items := make([]*item, len(batch))
+	for i, l := range batch {
+		it := &item{l: l, id: listingID(l.AgentID, l.UniqueID)}
+		it.rec, it.err = newRecord(l)
+		items[i] = it
+	}
+	return items
+}
+
+// applyBatch applies a batch in one transaction: the whole batch in a few
+// statements (applyItems). When the database refuses one of its listings,
+// the batch is split in halves, each applied in a savepoint, down to the
+// one listing refused, which is rolled back and counted as an error while
+// the others stay; anything else (connection lost, ctx ended) rolls back the
 // batch and is returned. Counts are added to res only once the batch has
 // committed.
 // agents caches the ids of the agents an import has upserted, so each is
 // written once per import: upserting one agent per listing would pile up
 // dead row versions that every later lookup of the agent walks.
-func (im *Importer) applyBatch(ctx context.Context, siteID string, batch []*reaxml.Listing, agents map[string]int64, res *Result) error {
+func (im *Importer) applyBatch(ctx context.Context, siteID string, items []*item, agents map[string]int64, res *Result) error {
 	var counts Counts
-	var errs, withoutMedia []ListingError
 	err := im.db.InTx(ctx, func(tx pgx.Tx) error {
-		counts, errs, withoutMedia = Counts{}, nil, nil
 		// Imports into one site take turns, so two feeds racing cannot both
 		// create the same listing.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7))`, siteID); err != nil {
 			return err
 		}
-		for _, l := range batch {
-			id := listingID(l.AgentID, l.UniqueID)
-			sp, err := tx.Begin(ctx)
-			if err != nil {
-				return err
-			}
-			out, sk, err := applyListing(ctx, sp, siteID, l, agents)
-			if err != nil {
-				_ = sp.Rollback(ctx)
-				var pgErr *pgconn.PgError
-				if !errors.As(err, &pgErr) && !errors.As(err, new(*recordError)) {
-					return fmt.Errorf("ingest: listing %s: %w", id, err)
-				}
-				// The savepoint undid the agents this listing created.
-				clear(agents)
-				errs = append(errs, ListingError{ListingID: id, Line: l.Line, Message: err.Error()})
+		for _, it := range items {
+			it.dbErr = nil
+		}
+		if err := applySplitting(ctx, tx, siteID, items, agents); err != nil {
+			return err
+		}
+		counts = Counts{}
+		for _, it := range items {
+			if it.err != nil || it.dbErr != nil {
 				continue
 			}
-			if err := sp.Commit(ctx); err != nil {
-				return err
-			}
-			if msg := sk.message(); msg != "" {
-				withoutMedia = append(withoutMedia, ListingError{ListingID: id, Line: l.Line, Message: msg})
-			}
-			switch out {
+			switch it.out {
 			case created:
 				counts.Created++
 			case updated:
@@ -99,11 +119,183 @@ func (im *Importer) applyBatch(ctx context.Context, siteID string, batch []*reax
 	res.Counts.Unchanged += counts.Unchanged
 	res.Counts.Deleted += counts.Deleted
 	res.Counts.Skipped += counts.Skipped
-	for _, e := range errs {
-		res.addError(e.ListingID, e.Line, e.Message)
+	for _, it := range items {
+		switch {
+		case it.err != nil:
+			res.addError(it.id, it.l.Line, it.err.Error())
+		case it.dbErr != nil:
+			res.addError(it.id, it.l.Line, it.dbErr.Error())
+		default:
+			if msg := it.sk.message(); msg != "" {
+				res.addSkipped(ListingError{ListingID: it.id, Line: it.l.Line, Message: msg})
+			}
+		}
 	}
-	for _, e := range withoutMedia {
-		res.addSkipped(e)
+	return nil
+}
+
+// applySplitting applies items in a savepoint; when the database refuses
+// them it rolls the savepoint back and applies each half the same way, so
+// that a refused listing is found in log2(len(items)) attempts and the
+// others are applied.
+func applySplitting(ctx context.Context, tx pgx.Tx, siteID string, items []*item, agents map[string]int64) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	err = applyItems(ctx, sp, siteID, items, agents)
+	if err == nil {
+		return sp.Commit(ctx)
+	}
+	_ = sp.Rollback(ctx)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return err
+	}
+	// The savepoint undid the agents these listings created.
+	clear(agents)
+	if len(items) == 1 {
+		items[0].dbErr = err
+		return nil
+	}
+	h := len(items) / 2
+	if err := applySplitting(ctx, tx, siteID, items[:h], agents); err != nil {
+		return err
+	}
+	return applySplitting(ctx, tx, siteID, items[h:], agents)
+}
+
+// applyItems applies records whose keys are distinct, in four round
+// trips: read what is stored, upsert the agents not met before, insert the
+// new listings, then update the others and replace their parts.
+func applyItems(ctx context.Context, tx pgx.Tx, siteID string, items []*item, agents map[string]int64) error {
+	live := make([]*item, 0, len(items))
+	for _, it := range items {
+		if it.err == nil {
+			*it = item{l: it.l, rec: it.rec, id: it.id}
+			live = append(live, it)
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	if err := readStored(ctx, tx, siteID, live); err != nil {
+		return err
+	}
+
+	var writes []*item
+	for _, it := range live {
+		if err := it.decide(); err != nil {
+			it.err = err
+			continue
+		}
+		if it.write {
+			writes = append(writes, it)
+		}
+	}
+	if len(writes) == 0 {
+		return nil
+	}
+	if err := upsertAgents(ctx, tx, siteID, writes, agents); err != nil {
+		return err
+	}
+	if err := insertListings(ctx, tx, siteID, writes); err != nil {
+		return err
+	}
+	return writeRest(ctx, tx, siteID, writes)
+}
+
+// storedDoc is what decide compares a record with.
+type storedDoc struct {
+	status string
+	hash   []byte
+	mod    *time.Time
+	doc    []byte // only when the hashes differ
+}
+
+// readStored reads, and locks, the stored rows of the items' listings.
+func readStored(ctx context.Context, tx pgx.Tx, siteID string, live []*item) error {
+	agencies := make([]string, len(live))
+	uniques := make([]string, len(live))
+	hashes := make([][]byte, len(live))
+	for i, it := range live {
+		agencies[i], uniques[i], hashes[i] = it.l.AgentID, it.l.UniqueID, it.rec.hash
+	}
+	rows, err := tx.Query(ctx, `SELECT u.i, l.ref, l.status, l.feed_hash, l.feed_mod_time,
+			CASE WHEN l.feed_hash IS DISTINCT FROM u.hash THEN l.doc::text END
+		FROM unnest($2::text[], $3::text[], $4::bytea[]) WITH ORDINALITY AS u(agency, uid, hash, i)
+		JOIN listings l ON l.site_id = $1 AND l.agency_id = u.agency AND l.unique_id = u.uid
+		FOR UPDATE OF l`, siteID, agencies, uniques, hashes)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var i int64
+		var s storedDoc
+		var ref int64
+		var mod pgtype.Timestamptz
+		var doc *string
+		if err := rows.Scan(&i, &ref, &s.status, &s.hash, &mod, &doc); err != nil {
+			return err
+		}
+		if mod.Valid {
+			s.mod = &mod.Time
+		}
+		if doc != nil {
+			s.doc = []byte(*doc)
+		}
+		it := live[i-1]
+		it.exists, it.ref = true, ref
+		it.stored = &s
+	}
+	return rows.Err()
+}
+
+// decide works out what the record does to its listing and, when it writes
+// it, the merged document and its columns. An error is the record's own.
+func (it *item) decide() error {
+	l, rec, s := it.l, it.rec, it.stored
+	if !it.exists {
+		if l.Status == reaxml.StatusDeleted {
+			it.out = skipped // nothing to delete
+			return nil
+		}
+	} else {
+		if s.mod != nil && !l.ModTime.IsZero() && l.ModTime.Before(*s.mod) {
+			it.out = skipped
+			return nil
+		}
+		if bytes.Equal(s.hash, rec.hash) || (l.Status == reaxml.StatusDeleted && s.status == string(reaxml.StatusDeleted)) {
+			it.out = unchanged
+			return nil
+		}
+	}
+	doc, err := rec.doc()
+	if err != nil {
+		return &recordError{err.Error()}
+	}
+	if it.exists {
+		storedDoc, err := decodeStored(s.doc)
+		if err != nil {
+			return &recordError{"stored listing: " + err.Error()}
+		}
+		if doc, err = merge(storedDoc, doc); err != nil {
+			return &recordError{err.Error()}
+		}
+	}
+	merged, docJSON, err := decodeDoc(doc)
+	if err != nil {
+		return &recordError{"merge: " + err.Error()}
+	}
+	it.write, it.docJSON, it.c = true, docJSON, columnsOf(merged)
+	switch {
+	case !it.exists:
+		it.out = created
+	case l.Status == reaxml.StatusDeleted:
+		it.out = deleted
+	default:
+		it.out = updated
 	}
 	return nil
 }
@@ -113,185 +305,89 @@ type recordError struct{ msg string }
 
 func (e *recordError) Error() string { return e.msg }
 
-// stored is the part of a listing row an update compares against.
-type stored struct {
-	ref    int64
-	status string
-	doc    map[string]json.RawMessage
-	hash   []byte
-	mod    *pgtype.Timestamptz
+// agentRow is an agent of a feed, as upserted.
+type agentRow struct {
+	key, name, email, mobile, office, ah, photo string
+	links                                       map[string]string
 }
 
-// applyListing applies one record inside a savepoint. It reports the
-// parts it left out (media whose URL clients may not be given): the
-// listing is applied without them.
-func applyListing(ctx context.Context, tx pgx.Tx, siteID string, l *reaxml.Listing, agents map[string]int64) (outcome, skips, error) {
-	rec, err := newRecord(l)
-	if err != nil {
-		return 0, nil, &recordError{err.Error()}
-	}
-	var s stored
-	var modTime pgtype.Timestamptz
-	err = tx.QueryRow(ctx, `SELECT ref, status, doc, feed_hash, feed_mod_time FROM listings
-		WHERE site_id = $1 AND agency_id = $2 AND unique_id = $3 FOR UPDATE`,
-		siteID, l.AgentID, l.UniqueID).Scan(&s.ref, &s.status, &s.doc, &s.hash, &modTime)
-	exists := err == nil
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil, err
-	}
-	if exists && modTime.Valid {
-		s.mod = &modTime
-	}
-
-	if !exists && l.Status == reaxml.StatusDeleted {
-		return skipped, nil, nil // nothing to delete
-	}
-	if exists {
-		if s.mod != nil && !l.ModTime.IsZero() && l.ModTime.Before(s.mod.Time) {
-			return skipped, nil, nil
-		}
-		if bytes.Equal(s.hash, rec.hash) || (l.Status == reaxml.StatusDeleted && s.status == string(reaxml.StatusDeleted)) {
-			return unchanged, nil, nil
-		}
-	}
-
-	doc := rec.doc
-	if exists {
-		if doc, err = merge(s.doc, rec.doc); err != nil {
-			return 0, nil, &recordError{err.Error()}
-		}
-	}
-	merged, docJSON, err := decodeDoc(doc)
-	if err != nil {
-		return 0, nil, &recordError{"merge: " + err.Error()}
-	}
-	c := columnsOf(merged)
-	var feedMod any
-	if !l.ModTime.IsZero() {
-		feedMod = l.ModTime
-	}
-	if exists {
-		_, err = tx.Exec(ctx, `UPDATE listings SET type = $3, status = $4, under_offer = $5, category = $6,
-			headline = $7, description = $8, suburb = $9, state = $10, postcode = $11, price = $12,
-			bedrooms = $13, bathrooms = $14, car_spaces = $15, doc = $16,
-			feed_mod_time = coalesce($17, feed_mod_time), feed_hash = $18, modified_at = now(),
-			search_address = $19, price_shown = $20
-			WHERE site_id = $1 AND ref = $2`,
-			siteID, s.ref, c.typ, l.Status, c.underOffer, c.category, c.headline, c.description,
-			c.suburb, c.state, c.postcode, c.price, c.bedrooms, c.bathrooms, c.carSpaces, docJSON,
-			feedMod, rec.hash, c.searchAddress, c.priceShown)
-	} else {
-		err = tx.QueryRow(ctx, `INSERT INTO listings (site_id, agency_id, unique_id, type, status,
-			under_offer, category, headline, description, suburb, state, postcode, price, bedrooms,
-			bathrooms, car_spaces, doc, feed_mod_time, feed_hash, search_address, price_shown)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
-			RETURNING ref`,
-			siteID, l.AgentID, l.UniqueID, c.typ, l.Status, c.underOffer, c.category, c.headline,
-			c.description, c.suburb, c.state, c.postcode, c.price, c.bedrooms, c.bathrooms, c.carSpaces,
-			docJSON, feedMod, rec.hash, c.searchAddress, c.priceShown).Scan(&s.ref)
-	}
-	if err != nil {
-		return 0, nil, err
-	}
-	sk, err := applyParts(ctx, tx, siteID, s.ref, l, agents)
-	if err != nil {
-		return 0, nil, err
-	}
+// agentKey is how a feed's agent is known within the site: by e-mail, or
+// by name when there is no e-mail; ok is false for an agent with neither.
+func agentKey(a reaxml.Agent) (key, name, email string, ok bool) {
+	email = strings.TrimSpace(a.Email)
+	name = strings.TrimSpace(a.Name)
 	switch {
-	case !exists:
-		return created, sk, nil
-	case l.Status == reaxml.StatusDeleted:
-		return deleted, sk, nil
-	default:
-		return updated, sk, nil
+	case email != "":
+		return "e:" + strings.ToLower(email), name, email, true
+	case name != "":
+		return "n:" + name, name, email, true
 	}
+	return "", "", "", false
 }
 
-// applyParts brings the listing's agents, media and inspections in line with
-// the record, for each part the record mentions. It reports the media it
-// left out.
-func applyParts(ctx context.Context, tx pgx.Tx, siteID string, ref int64, l *reaxml.Listing, agents map[string]int64) (skips, error) {
-	b := &pgx.Batch{}
-	var sk skips
-	if l.Agents != nil {
-		ids, err := upsertAgents(ctx, tx, siteID, l.Agents, agents, &sk)
-		if err != nil {
-			return nil, err
-		}
-		b.Queue(`DELETE FROM listing_agents WHERE site_id = $1 AND listing_ref = $2`, siteID, ref)
-		for i, id := range ids {
-			b.Queue(`INSERT INTO listing_agents (site_id, listing_ref, position, agent_id) VALUES ($1, $2, $3, $4)`,
-				siteID, ref, i+1, id)
-		}
-	}
-	if l.Media != nil {
-		queueMedia(b, siteID, ref, l, &sk)
-	}
-	if l.VideoLinks != nil {
-		queueLinks(b, siteID, ref, "video", "videoLink", l.VideoLinks, l, &sk)
-	}
-	if l.ExternalLinks != nil {
-		queueLinks(b, siteID, ref, "link", "externalLink", l.ExternalLinks, l, &sk)
-	}
-	if l.Inspections != nil {
-		b.Queue(`DELETE FROM inspections WHERE site_id = $1 AND listing_ref = $2`, siteID, ref)
-		seen := map[int64]bool{}
-		for _, in := range l.Inspections {
-			if seen[in.StartsAt.UnixNano()] {
+// upsertAgents stores the agents the written records name that this import
+// has not upserted yet (the first record naming an agent gives its
+// details), then sets each record's agent ids in order, at most four,
+// without repeats. A photo or social link that is not a URL clients may
+// be given (checkURL) is left out, noted in the record's skips; the agent
+// keeps the one it had.
+func upsertAgents(ctx context.Context, tx pgx.Tx, siteID string, writes []*item, cache map[string]int64) error {
+	var byEmail, byName []agentRow
+	pending := map[string]bool{}
+	for _, it := range writes {
+		for _, a := range it.l.Agents {
+			key, name, email, ok := agentKey(a)
+			if !ok || cache[key] != 0 || pending[key] {
 				continue
 			}
-			seen[in.StartsAt.UnixNano()] = true
-			var ends any
-			if !in.EndsAt.IsZero() && !in.EndsAt.Before(in.StartsAt) {
-				ends = in.EndsAt
-			}
-			b.Queue(`INSERT INTO inspections (site_id, listing_ref, starts_at, ends_at) VALUES ($1, $2, $3, $4)`,
-				siteID, ref, in.StartsAt, ends)
-		}
-	}
-	if b.Len() == 0 {
-		return sk, nil
-	}
-	return sk, tx.SendBatch(ctx, b).Close()
-}
-
-// upsertAgents stores the listing's agents (known by e-mail within the site,
-// or by name when there is no e-mail) and returns their ids in order, at
-// most four, without repeats. cache holds the ids this batch already
-// upserted. A photo or social link that is not a URL clients may be given
-// (checkURL) is left out, noted in sk; the agent keeps the one it had.
-func upsertAgents(ctx context.Context, tx pgx.Tx, siteID string, list []reaxml.Agent, cache map[string]int64, sk *skips) ([]int64, error) {
-	var ids []int64
-	seen := map[int64]bool{}
-	for _, a := range list {
-		email := strings.TrimSpace(a.Email)
-		name := strings.TrimSpace(a.Name)
-		if email == "" && name == "" {
-			continue
-		}
-		key := "e:" + strings.ToLower(email)
-		conflict := `(site_id, lower(email)) WHERE email IS NOT NULL`
-		if email == "" {
-			key, conflict = "n:"+name, `(site_id, name) WHERE email IS NULL`
-		}
-		id, ok := cache[key]
-		if !ok {
-			mobile, office, ah := phones(a.Phones)
-			links := map[string]string{}
+			pending[key] = true
+			r := agentRow{key: key, name: name, email: email, links: map[string]string{}}
+			r.mobile, r.office, r.ah = phones(a.Phones)
 			for _, l := range []struct{ name, url string }{
 				{"twitter", a.TwitterURL}, {"facebook", a.FacebookURL}, {"linkedin", a.LinkedInURL},
 			} {
-				if v := strings.TrimSpace(l.url); v != "" && sk.url("agent "+cut(name, 40)+" "+l.name+" link", v) {
-					links[l.name] = v
+				if v := strings.TrimSpace(l.url); v != "" && it.sk.url("agent "+cut(name, 40)+" "+l.name+" link", v) {
+					r.links[l.name] = v
 				}
 			}
-			photo := strings.TrimSpace(a.PhotoURL)
-			if photo != "" && !sk.url("agent "+cut(name, 40)+" photo", photo) {
-				photo = ""
+			if p := strings.TrimSpace(a.PhotoURL); p != "" && it.sk.url("agent "+cut(name, 40)+" photo", p) {
+				r.photo = p
 			}
-			err := tx.QueryRow(ctx, `INSERT INTO agents AS a (site_id, name, email, phone_mobile, phone_office, phone_ah, photo_url, links)
-				VALUES ($1, $2, nullif($3, ''), nullif($4, ''), nullif($5, ''), nullif($6, ''), nullif($7, ''), $8)
-				ON CONFLICT `+conflict+` DO UPDATE SET
+			if email != "" {
+				byEmail = append(byEmail, r)
+			} else {
+				byName = append(byName, r)
+			}
+		}
+	}
+	for _, g := range []struct {
+		rows     []agentRow
+		conflict string
+	}{
+		{byEmail, `(site_id, lower(email)) WHERE email IS NOT NULL`},
+		{byName, `(site_id, name) WHERE email IS NULL`},
+	} {
+		if len(g.rows) == 0 {
+			continue
+		}
+		n := len(g.rows)
+		names, emails := make([]string, n), make([]string, n)
+		mobiles, offices, ahs, photos := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		links := make([]map[string]string, n)
+		for i, r := range g.rows {
+			names[i], emails[i], mobiles[i], offices[i], ahs[i], photos[i], links[i] =
+				r.name, r.email, r.mobile, r.office, r.ah, r.photo, r.links
+		}
+		// The ids come back in the order of the rows given (WITH
+		// ORDINALITY, matched by the row's own number).
+		rows, err := tx.Query(ctx, `WITH u AS (
+				SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::jsonb[])
+					WITH ORDINALITY AS u(name, email, mobile, office, ah, photo, links, i)
+			), up AS (
+				INSERT INTO agents AS a (site_id, name, email, phone_mobile, phone_office, phone_ah, photo_url, links)
+				SELECT $1, name, nullif(email, ''), nullif(mobile, ''), nullif(office, ''), nullif(ah, ''), nullif(photo, ''), links
+				FROM u ORDER BY i
+				ON CONFLICT `+g.conflict+` DO UPDATE SET
 					name = coalesce(nullif(excluded.name, ''), a.name),
 					phone_mobile = coalesce(excluded.phone_mobile, a.phone_mobile),
 					phone_office = coalesce(excluded.phone_office, a.phone_office),
@@ -299,19 +395,52 @@ func upsertAgents(ctx context.Context, tx pgx.Tx, siteID string, list []reaxml.A
 					photo_url = coalesce(excluded.photo_url, a.photo_url),
 					links = a.links || excluded.links,
 					updated_at = now()
-				RETURNING id`,
-				siteID, name, email, mobile, office, ah, photo, links).Scan(&id)
-			if err != nil {
-				return nil, err
-			}
-			cache[key] = id
+				RETURNING id, email, name
+			)
+			SELECT u.i, up.id FROM u JOIN up ON CASE WHEN u.email = '' THEN up.email IS NULL AND up.name = u.name
+				ELSE lower(up.email) = lower(u.email) END`,
+			siteID, names, emails, mobiles, offices, ahs, photos, links)
+		if err != nil {
+			return err
 		}
-		if !seen[id] && len(ids) < 4 {
-			seen[id] = true
-			ids = append(ids, id)
+		got := 0
+		for rows.Next() {
+			var i, id int64
+			if err := rows.Scan(&i, &id); err != nil {
+				rows.Close()
+				return err
+			}
+			cache[g.rows[i-1].key] = id
+			got++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if got != n {
+			// Two of the feed's e-mails differ to Go but not to Postgres's
+			// lower(): the upsert met one row twice. Have the batch split.
+			return &pgconn.PgError{Code: "21000", Message: "agents: " + strconv.Itoa(n) + " upserted, " + strconv.Itoa(got) + " matched"}
 		}
 	}
-	return ids, nil
+	for _, it := range writes {
+		if it.l.Agents == nil {
+			continue
+		}
+		it.agents = []int64{}
+		seen := map[int64]bool{}
+		for _, a := range it.l.Agents {
+			key, _, _, ok := agentKey(a)
+			if !ok {
+				continue
+			}
+			if id := cache[key]; !seen[id] && len(it.agents) < 4 {
+				seen[id] = true
+				it.agents = append(it.agents, id)
+			}
+		}
+	}
+	return nil
 }
 
 // phones picks an agent's mobile, office (business hours) and after-hours
@@ -334,4 +463,369 @@ func phones(list []reaxml.Phone) (mobile, office, ah string) {
 		}
 	}
 	return mobile, office, ah
+}
+
+// listingCols are the column values of written listings, as arrays.
+type listingCols struct {
+	refs                                        []int64
+	agencies, uniques, types, statuses          []string
+	underOffers, priceShowns                    []bool
+	categories, headlines, descriptions         []*string
+	suburbs, states, postcodes, searchAddresses []*string
+	prices                                      []*float64
+	bedrooms, bathrooms, carSpaces              []*int
+	docs                                        []string
+	mods                                        []*time.Time
+	hashes                                      [][]byte
+}
+
+func (lc *listingCols) add(it *item) {
+	c, l := &it.c, it.l
+	var mod *time.Time
+	if !l.ModTime.IsZero() {
+		mod = &l.ModTime
+	}
+	lc.refs = append(lc.refs, it.ref)
+	lc.agencies = append(lc.agencies, l.AgentID)
+	lc.uniques = append(lc.uniques, l.UniqueID)
+	lc.types = append(lc.types, *c.typ)
+	lc.statuses = append(lc.statuses, string(l.Status))
+	lc.underOffers = append(lc.underOffers, c.underOffer)
+	lc.priceShowns = append(lc.priceShowns, c.priceShown)
+	lc.categories = append(lc.categories, c.category)
+	lc.headlines = append(lc.headlines, c.headline)
+	lc.descriptions = append(lc.descriptions, c.description)
+	lc.suburbs = append(lc.suburbs, c.suburb)
+	lc.states = append(lc.states, c.state)
+	lc.postcodes = append(lc.postcodes, c.postcode)
+	lc.searchAddresses = append(lc.searchAddresses, c.searchAddress)
+	lc.prices = append(lc.prices, c.price)
+	lc.bedrooms = append(lc.bedrooms, c.bedrooms)
+	lc.bathrooms = append(lc.bathrooms, c.bathrooms)
+	lc.carSpaces = append(lc.carSpaces, c.carSpaces)
+	lc.docs = append(lc.docs, string(it.docJSON))
+	lc.mods = append(lc.mods, mod)
+	lc.hashes = append(lc.hashes, it.rec.hash)
+}
+
+// args are the arrays in the order of listingUnnest's columns.
+func (lc *listingCols) args() []any {
+	return []any{lc.refs, lc.agencies, lc.uniques, lc.types, lc.statuses, lc.underOffers, lc.categories,
+		lc.headlines, lc.descriptions, lc.suburbs, lc.states, lc.postcodes, lc.prices, lc.bedrooms,
+		lc.bathrooms, lc.carSpaces, lc.docs, lc.mods, lc.hashes, lc.searchAddresses, lc.priceShowns}
+}
+
+// listingUnnest reads listingCols.args as rows, from $2 on.
+const listingUnnest = `unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[],
+		$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::float8[], $15::int[],
+		$16::int[], $17::int[], $18::text[], $19::timestamptz[], $20::bytea[], $21::text[], $22::boolean[])
+	AS u(ref, agency_id, unique_id, type, status, under_offer, category, headline, description, suburb,
+		state, postcode, price, bedrooms, bathrooms, car_spaces, doc, feed_mod_time, feed_hash,
+		search_address, price_shown)`
+
+// insertListings inserts the written records that are new, and sets their
+// refs.
+func insertListings(ctx context.Context, tx pgx.Tx, siteID string, writes []*item) error {
+	var lc listingCols
+	var fresh []*item
+	for _, it := range writes {
+		if !it.exists {
+			lc.add(it)
+			fresh = append(fresh, it)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `WITH ins AS (
+			INSERT INTO listings (site_id, agency_id, unique_id, type, status, under_offer, category, headline,
+				description, suburb, state, postcode, price, bedrooms, bathrooms, car_spaces, doc, feed_mod_time,
+				feed_hash, search_address, price_shown)
+			SELECT $1, agency_id, unique_id, type, status, under_offer, category, headline, description, suburb,
+				state, postcode, price, bedrooms, bathrooms, car_spaces, doc::jsonb, feed_mod_time, feed_hash,
+				search_address, price_shown
+			FROM `+listingUnnest+`
+			RETURNING ref, agency_id, unique_id
+		) SELECT ref, agency_id, unique_id FROM ins`, append([]any{siteID}, lc.args()...)...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	refs := make(map[[2]string]int64, len(fresh))
+	for rows.Next() {
+		var ref int64
+		var agency, unique string
+		if err := rows.Scan(&ref, &agency, &unique); err != nil {
+			return err
+		}
+		refs[[2]string{agency, unique}] = ref
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, it := range fresh {
+		it.ref = refs[[2]string{it.l.AgentID, it.l.UniqueID}]
+	}
+	return nil
+}
+
+// writeRest updates the written records that were stored and brings every
+// written listing's agents, media and inspections in line with its record,
+// for each part the record mentions, in one round trip. New listings have
+// no parts to delete.
+func writeRest(ctx context.Context, tx pgx.Tx, siteID string, writes []*item) error {
+	b := &pgx.Batch{}
+	var lc listingCols
+	for _, it := range writes {
+		if it.exists {
+			lc.add(it)
+		}
+	}
+	if len(lc.refs) > 0 {
+		b.Queue(`UPDATE listings l SET type = u.type, status = u.status, under_offer = u.under_offer,
+			category = u.category, headline = u.headline, description = u.description, suburb = u.suburb,
+			state = u.state, postcode = u.postcode, price = u.price, bedrooms = u.bedrooms,
+			bathrooms = u.bathrooms, car_spaces = u.car_spaces, doc = u.doc::jsonb,
+			feed_mod_time = coalesce(u.feed_mod_time, l.feed_mod_time), feed_hash = u.feed_hash,
+			modified_at = now(), search_address = u.search_address, price_shown = u.price_shown
+			FROM `+listingUnnest+`
+			WHERE l.site_id = $1 AND l.ref = u.ref`, append([]any{siteID}, lc.args()...)...)
+	}
+
+	var p parts
+	for _, it := range writes {
+		p.add(it)
+	}
+	p.queue(b, siteID)
+	return tx.SendBatch(ctx, b).Close()
+}
+
+// parts are the rows of listing_agents, media and inspections a batch
+// writes and deletes.
+type parts struct {
+	// Stored listings whose agents or inspections the batch replaces.
+	agentsOf, inspectionsOf []int64
+	// listing_agents rows.
+	laRefs   []int64
+	laPos    []int16
+	laAgents []int64
+	// Media slots deleted.
+	delRefs         []int64
+	delKinds, delSl []string
+	// Link and video kinds replaced whole: every other slot of the kind goes.
+	replRefs  []int64
+	replKinds []string
+	// Media upserted; the slots kept of replaced kinds are among them.
+	media map[mediaKey]mediaRow
+	order []mediaKey
+	// Inspections inserted.
+	inRefs         []int64
+	inStart        []time.Time
+	inEnd          []*time.Time
+	seenInspection map[inspectionKey]bool
+}
+
+type mediaKey struct {
+	ref        int64
+	kind, slot string
+}
+
+type mediaRow struct {
+	url, format       string
+	pos               int
+	own               *time.Time // the slot's own modTime
+	fallback          time.Time  // the listing's, or now
+	deleted, replaced bool
+}
+
+// mediaRows are media upserts as arrays; formats hold NULL for none.
+type mediaRows struct {
+	refs               []int64
+	kinds, slots, urls []string
+	formats            []*string
+	pos                []int32
+	mods               []time.Time
+}
+
+func (g *mediaRows) add(k mediaKey, r mediaRow) {
+	var format *string
+	if r.format != "" {
+		format = &r.format
+	}
+	mod := r.fallback
+	if r.own != nil {
+		mod = *r.own
+	}
+	g.refs, g.kinds, g.slots = append(g.refs, k.ref), append(g.kinds, k.kind), append(g.slots, k.slot)
+	g.urls, g.formats, g.pos, g.mods = append(g.urls, r.url), append(g.formats, format), append(g.pos, int32(r.pos)), append(g.mods, mod)
+}
+
+type inspectionKey struct {
+	ref   int64
+	start int64
+}
+
+// add collects one written record's parts.
+func (p *parts) add(it *item) {
+	l, ref := it.l, it.ref
+	if it.agents != nil {
+		if it.exists {
+			p.agentsOf = append(p.agentsOf, ref)
+		}
+		for i, id := range it.agents {
+			p.laRefs, p.laPos, p.laAgents = append(p.laRefs, ref), append(p.laPos, int16(i+1)), append(p.laAgents, id)
+		}
+	}
+	fallback := time.Now()
+	if !l.ModTime.IsZero() {
+		fallback = l.ModTime
+	}
+	if l.Media != nil {
+		for i, m := range l.Media {
+			kind, slot := mediaKind(m)
+			if m.Slot == "" {
+				slot = kind + "-" + strconv.Itoa(i+1)
+			}
+			url := strings.TrimSpace(m.URL)
+			if url == "" {
+				url = strings.TrimSpace(m.File)
+			}
+			k := mediaKey{ref, kind, slot}
+			if m.Delete || url == "" {
+				p.setMedia(k, mediaRow{deleted: true})
+				continue
+			}
+			what := string(m.Kind) + " " + m.Slot
+			if strings.TrimSpace(m.URL) == "" {
+				what += " file" // a file shipped beside the feed, not hosted here
+			}
+			if !it.sk.url(what, url) {
+				continue
+			}
+			r := mediaRow{url: url, format: m.Format, pos: i + 1, fallback: fallback}
+			if !m.ModTime.IsZero() {
+				own := m.ModTime
+				r.own = &own
+			}
+			p.setMedia(k, r)
+		}
+	}
+	p.addLinks(it, "video", "videoLink", l.VideoLinks, fallback)
+	p.addLinks(it, "link", "externalLink", l.ExternalLinks, fallback)
+	if l.Inspections != nil {
+		if it.exists {
+			p.inspectionsOf = append(p.inspectionsOf, ref)
+		}
+		for _, in := range l.Inspections {
+			k := inspectionKey{ref, in.StartsAt.UnixNano()}
+			if p.seenInspection[k] {
+				continue
+			}
+			if p.seenInspection == nil {
+				p.seenInspection = map[inspectionKey]bool{}
+			}
+			p.seenInspection[k] = true
+			var ends *time.Time
+			if !in.EndsAt.IsZero() && !in.EndsAt.Before(in.StartsAt) {
+				e := in.EndsAt
+				ends = &e
+			}
+			p.inRefs, p.inStart, p.inEnd = append(p.inRefs, ref), append(p.inStart, in.StartsAt), append(p.inEnd, ends)
+		}
+	}
+}
+
+// addLinks replaces a listing's video or link slots ("1", "2", …) with the
+// record's list. A link that is not a URL clients may be given (checkURL)
+// is left out like an empty one, and noted in the record's skips as what
+// (videoLink or externalLink) and its place.
+func (p *parts) addLinks(it *item, kind, what string, urls []string, fallback time.Time) {
+	if urls == nil {
+		return
+	}
+	if it.exists {
+		p.replRefs, p.replKinds = append(p.replRefs, it.ref), append(p.replKinds, kind)
+	}
+	for i, u := range urls {
+		u = strings.TrimSpace(u)
+		if u == "" || !it.sk.url(what+" "+strconv.Itoa(i+1), u) {
+			continue
+		}
+		p.setMedia(mediaKey{it.ref, kind, strconv.Itoa(i + 1)}, mediaRow{url: u, pos: i + 1, fallback: fallback})
+	}
+}
+
+// setMedia records the last word of a record on one slot.
+func (p *parts) setMedia(k mediaKey, r mediaRow) {
+	if p.media == nil {
+		p.media = map[mediaKey]mediaRow{}
+	}
+	if _, ok := p.media[k]; !ok {
+		p.order = append(p.order, k)
+	}
+	p.media[k] = r
+}
+
+// queue adds the statements writing the parts to b.
+func (p *parts) queue(b *pgx.Batch, siteID string) {
+	if len(p.agentsOf) > 0 {
+		b.Queue(`DELETE FROM listing_agents WHERE site_id = $1 AND listing_ref = ANY($2)`, siteID, p.agentsOf)
+	}
+	if len(p.laRefs) > 0 {
+		b.Queue(`INSERT INTO listing_agents (site_id, listing_ref, position, agent_id)
+			SELECT $1, * FROM unnest($2::bigint[], $3::smallint[], $4::bigint[])`, siteID, p.laRefs, p.laPos, p.laAgents)
+	}
+	var up [2]mediaRows // without and with a modTime of their own
+	for _, k := range p.order {
+		r := p.media[k]
+		if r.deleted {
+			p.delRefs, p.delKinds, p.delSl = append(p.delRefs, k.ref), append(p.delKinds, k.kind), append(p.delSl, k.slot)
+			continue
+		}
+		g := &up[0]
+		if r.own != nil {
+			g = &up[1]
+		}
+		g.add(k, r)
+	}
+	if len(p.delRefs) > 0 {
+		b.Queue(`DELETE FROM media m USING unnest($2::bigint[], $3::text[], $4::text[]) AS d(ref, kind, slot)
+			WHERE m.site_id = $1 AND m.listing_ref = d.ref AND m.kind = d.kind AND m.slot = d.slot`,
+			siteID, p.delRefs, p.delKinds, p.delSl)
+	}
+	if len(p.replRefs) > 0 {
+		// Every slot of a replaced kind that the record does not keep (the
+		// links kept are upserted, and have no modTime of their own).
+		b.Queue(`DELETE FROM media m USING unnest($2::bigint[], $3::text[]) AS r(ref, kind)
+			WHERE m.site_id = $1 AND m.listing_ref = r.ref AND m.kind = r.kind
+			AND NOT EXISTS (SELECT 1 FROM unnest($4::bigint[], $5::text[], $6::text[]) AS k(ref, kind, slot)
+				WHERE k.ref = m.listing_ref AND k.kind = m.kind AND k.slot = m.slot)`,
+			siteID, p.replRefs, p.replKinds, up[0].refs, up[0].kinds, up[0].slots)
+	}
+	// A slot's modified_at is its own modTime when the feed gives one;
+	// otherwise it changes only when the URL does, so clients can skip
+	// downloads of unchanged images.
+	for i, whenChanged := range []string{
+		`CASE WHEN excluded.url IS DISTINCT FROM m.url THEN excluded.modified_at ELSE m.modified_at END`,
+		`excluded.modified_at`,
+	} {
+		g := &up[i]
+		if len(g.refs) == 0 {
+			continue
+		}
+		b.Queue(`INSERT INTO media AS m (site_id, listing_ref, kind, slot, url, format, position, modified_at)
+			SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::timestamptz[])
+			ON CONFLICT (site_id, listing_ref, kind, slot) DO UPDATE SET
+				url = excluded.url, format = excluded.format, position = excluded.position,
+				modified_at = `+whenChanged,
+			siteID, g.refs, g.kinds, g.slots, g.urls, g.formats, g.pos, g.mods)
+	}
+	if len(p.inspectionsOf) > 0 {
+		b.Queue(`DELETE FROM inspections WHERE site_id = $1 AND listing_ref = ANY($2)`, siteID, p.inspectionsOf)
+	}
+	if len(p.inRefs) > 0 {
+		b.Queue(`INSERT INTO inspections (site_id, listing_ref, starts_at, ends_at)
+			SELECT $1, * FROM unnest($2::bigint[], $3::timestamptz[], $4::timestamptz[])`,
+			siteID, p.inRefs, p.inStart, p.inEnd)
+	}
 }

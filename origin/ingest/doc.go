@@ -23,9 +23,9 @@ var deepMerged = map[string]bool{
 
 // record is one listing of a feed, prepared for the database.
 type record struct {
-	l    *reaxml.Listing
-	doc  map[string]json.RawMessage // the record as JSON, table parts removed
-	hash []byte                     // SHA-256 of the whole record, line excluded
+	l     *reaxml.Listing
+	whole []byte // the record as JSON
+	hash  []byte // SHA-256 of whole, line excluded
 }
 
 func newRecord(l *reaxml.Listing) (*record, error) {
@@ -37,14 +37,21 @@ func newRecord(l *reaxml.Listing) (*record, error) {
 		return nil, fmt.Errorf("encode listing: %w", err)
 	}
 	sum := sha256.Sum256(whole)
+	return &record{l: l, whole: whole, hash: sum[:]}, nil
+}
+
+// doc is the record as the listing's document: table parts removed. It is
+// decoded only for records that are written, not for the unchanged ones
+// most of an update feed is.
+func (r *record) doc() (map[string]json.RawMessage, error) {
 	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(whole, &doc); err != nil {
+	if err := json.Unmarshal(r.whole, &doc); err != nil {
 		return nil, err
 	}
 	for _, k := range tableKeys {
 		delete(doc, k)
 	}
-	return &record{l: l, doc: doc, hash: sum[:]}, nil
+	return doc, nil
 }
 
 // merge overlays the record's document on the stored one.
@@ -112,4 +119,13 @@ func decodeDoc(doc map[string]json.RawMessage) (*reaxml.Listing, []byte, error) 
 		return nil, nil, err
 	}
 	return &l, b, nil
+}
+
+// decodeStored reads a stored listing's document.
+func decodeStored(b []byte) (map[string]json.RawMessage, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }

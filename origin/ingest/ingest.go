@@ -1,12 +1,18 @@
-// Package ingest imports REAXML feeds into Postgres. Listings are applied in
-// batches, each listing in its own savepoint, so one bad listing does not
-// fail the others; a record older than the stored modTime is skipped; a
-// partial record leaves what it omits as it was; agents, media slots and
-// inspections follow the record (a media URL clients may not be given —
-// anything but absolute http or https with a host — is left out, and the
-// listing reported, stored without it); and every batch that changed something
-// writes the site's content-changed event to the outbox in the same
-// transaction, so the edges drop their cached pages once it commits.
+// Package ingest imports REAXML feeds into Postgres. The feed is read in
+// a goroutine of its own while the batch before it is written; a batch of
+// listings (BatchSize) is written in one transaction of a few statements
+// over arrays, whatever its size: the stored rows read and locked at once,
+// new agents upserted at once, new listings inserted at once, the others
+// updated and every listing's parts replaced in one round trip. One bad
+// listing does not fail the others: when the database refuses a batch, it
+// is split in halves, each in a savepoint, down to the listing refused. A
+// record older than the stored modTime is skipped; a partial record leaves
+// what it omits as it was; agents, media slots and inspections follow the
+// record (a media URL clients may not be given — anything but absolute
+// http or https with a host — is left out, and the listing reported, stored
+// without it); and every batch that changed something writes the site's
+// content-changed event to the outbox in the same transaction, so the edges
+// drop their cached pages once it commits.
 package ingest
 
 import (
@@ -15,14 +21,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/reaxml"
 )
 
-// BatchSize is how many listings share one transaction.
-const BatchSize = 100
+// BatchSize is how many listings share one transaction, unless
+// Options.BatchSize says otherwise.
+const BatchSize = 500
 
 // analyzeAfter is how many changed listings make an import refresh the
 // tables' statistics when it ends.
@@ -57,6 +65,9 @@ type Options struct {
 	// Progress, when not nil, is called after every batch with the counts
 	// so far and the number of feed bytes read.
 	Progress func(c Counts, bytesRead int64)
+	// BatchSize is how many listings share one transaction; 0 means
+	// BatchSize.
+	BatchSize int
 }
 
 // Import reads a feed and applies it to the site's listings. Listing-level
@@ -75,50 +86,50 @@ func (im *Importer) Import(ctx context.Context, siteID string, feed io.Reader, o
 	if err != nil {
 		return res, fmt.Errorf("ingest: site %s time zone %q: %w", site.ID, site.Timezone, err)
 	}
-	cr := &countingReader{r: feed}
-	dec := reaxml.NewDecoder(cr, reaxml.Options{Location: loc})
-	batch := make([]*reaxml.Listing, 0, BatchSize)
+	size := opts.BatchSize
+	if size <= 0 {
+		size = BatchSize
+	}
+	// Three stages, each in a goroutine of its own, one batch apart: the
+	// feed is read (XML), the batch before is encoded (JSON, hashes), the
+	// one before that is written. At most five batches are in memory.
+	// Import returns only once both have stopped: the feed is the caller's
+	// again.
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	read, batches := make(chan parsed, 1), make(chan parsed, 1)
+	wg.Go(func() { readBatches(ctx, feed, loc, size, read) })
+	wg.Go(func() { prepareBatches(ctx, read, batches) })
 	agents := map[string]int64{}
 	analyzeAt := analyzeDuring
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	var bytesRead int64
+	for b := range batches {
+		bytesRead = b.bytesRead
+		for _, e := range b.errs {
+			res.addError(e.ListingID, e.Line, e.Message)
 		}
-		err := im.applyBatch(ctx, site.ID, batch, agents, &res)
-		batch = batch[:0]
-		if c := res.Counts; err == nil && c.Created+c.Updated+c.Deleted >= analyzeAt {
-			im.analyze(ctx)
-			analyzeAt *= 4
-		}
-		if opts.Progress != nil {
-			opts.Progress(res.Counts, cr.n)
-		}
-		return err
-	}
-	for {
-		l, err := dec.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		var le *reaxml.ListingError
-		if errors.As(err, &le) {
-			res.addError(listingID(le.AgentID, le.UniqueID), le.Line, le.Err.Error())
-			continue
-		}
-		if err != nil {
-			if ferr := flush(); ferr != nil {
-				return res, ferr
-			}
-			return res, fmt.Errorf("ingest: feed: %w", err)
-		}
-		batch = append(batch, l)
-		if len(batch) == BatchSize {
-			if err := flush(); err != nil {
+		if len(b.items) > 0 {
+			if err := im.applyBatch(ctx, site.ID, b.items, agents, &res); err != nil {
 				return res, err
 			}
+			if c := res.Counts; c.Created+c.Updated+c.Deleted >= analyzeAt {
+				im.analyze(ctx)
+				analyzeAt *= 4
+			}
+			if opts.Progress != nil {
+				opts.Progress(res.Counts, b.bytesRead)
+			}
+		}
+		if b.err != nil {
+			if errors.Is(b.err, context.Canceled) || errors.Is(b.err, context.DeadlineExceeded) {
+				return res, b.err
+			}
+			return res, fmt.Errorf("ingest: feed: %w", b.err)
 		}
 	}
-	if err := flush(); err != nil {
+	if err := ctx.Err(); err != nil {
 		return res, err
 	}
 	if c := res.Counts; c.Created+c.Updated+c.Deleted >= analyzeAfter {
@@ -127,10 +138,87 @@ func (im *Importer) Import(ctx context.Context, siteID string, feed io.Reader, o
 		// over "one" listing) are what the read API would pay for.
 		im.analyze(ctx)
 	}
-	im.log.InfoContext(ctx, "feed imported", "site_id", site.ID, "bytes", cr.n,
+	im.log.InfoContext(ctx, "feed imported", "site_id", site.ID, "bytes", bytesRead,
 		"created", res.Counts.Created, "updated", res.Counts.Updated, "unchanged", res.Counts.Unchanged,
 		"deleted", res.Counts.Deleted, "skipped", res.Counts.Skipped, "errors", res.Counts.Errors)
 	return res, nil
+}
+
+// parsed is a batch of a feed's listings, prepared, with the listing
+// errors met while reading it; err, on the last batch, is what stopped the
+// feed before its end.
+type parsed struct {
+	listings  []*reaxml.Listing // as read
+	items     []*item           // as prepared
+	errs      []ListingError
+	bytesRead int64
+	err       error
+}
+
+// readBatches reads a feed into batches of at most size listings with
+// distinct keys (a record repeating one of its batch's keys starts the
+// next batch, so that it applies over the first), sends them to out in
+// the feed's order and closes out. It stops early when ctx ends.
+func readBatches(ctx context.Context, feed io.Reader, loc *time.Location, size int, out chan<- parsed) {
+	defer close(out)
+	cr := &countingReader{r: feed}
+	dec := reaxml.NewDecoder(cr, reaxml.Options{Location: loc})
+	var listings []*reaxml.Listing
+	var errs []ListingError
+	keys := map[[2]string]bool{}
+	send := func(err error) bool {
+		b := parsed{listings: listings, errs: errs, bytesRead: cr.n, err: err}
+		listings, errs = nil, nil
+		clear(keys)
+		select {
+		case out <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for {
+		if ctx.Err() != nil {
+			return
+		}
+		l, err := dec.Next()
+		if errors.Is(err, io.EOF) {
+			send(nil)
+			return
+		}
+		var le *reaxml.ListingError
+		if errors.As(err, &le) {
+			errs = append(errs, ListingError{ListingID: listingID(le.AgentID, le.UniqueID), Line: le.Line, Message: le.Err.Error()})
+			continue
+		}
+		if err != nil {
+			send(err)
+			return
+		}
+		k := [2]string{l.AgentID, l.UniqueID}
+		if keys[k] && !send(nil) {
+			return
+		}
+		keys[k] = true
+		listings = append(listings, l)
+		if len(listings) == size && !send(nil) {
+			return
+		}
+	}
+}
+
+// prepareBatches prepares the listings of the batches from in, sends them
+// to out and closes out. It stops early when ctx ends.
+func prepareBatches(ctx context.Context, in <-chan parsed, out chan<- parsed) {
+	defer close(out)
+	for b := range in {
+		b.items, b.listings = prepare(b.listings), nil
+		select {
+		case out <- b:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // analyze refreshes the statistics of the tables an import writes. A

@@ -366,7 +366,8 @@ func TestGeneratedFeedProgressAndIdempotence(t *testing.T) {
 	var calls int
 	var last ingest.Counts
 	res, err := f.im.Import(context.Background(), f.site, strings.NewReader(b.String()), ingest.Options{
-		Progress: func(c ingest.Counts, n int64) { calls++; last = c },
+		Progress:  func(c ingest.Counts, n int64) { calls++; last = c },
+		BatchSize: 100,
 	})
 	if err != nil {
 		t.Fatal(err)

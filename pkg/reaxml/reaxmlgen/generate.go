@@ -55,6 +55,13 @@ type Options struct {
 	// Username and Password, when set, are written as propertyList
 	// attributes, as real feeds do; empty means the attributes are left out.
 	Username, Password string
+	// Revision and Changed make an update of the feed of the same Seed:
+	// with Revision above 0, a Changed fraction of the listings (picked by
+	// Seed and Revision, independently of the random draws) is written with
+	// a modTime Revision hours later and its price or rent 3% lower per
+	// revision; every other listing is written exactly as in revision 0.
+	Revision int
+	Changed  float64
 }
 
 func (o Options) withDefaults() Options {
@@ -129,6 +136,9 @@ type gen struct {
 	breaks []bool
 	desc   []byte
 	lead   int // index in agents of the first listing agent
+	// changing is whether the listing being written is one Revision
+	// changes.
+	changing bool
 }
 
 func (g *gen) flush() {
@@ -325,6 +335,10 @@ func (g *gen) listing(i int) {
 	kind := g.kind()
 	status := g.status(kind)
 	mod := g.o.Now.Add(-time.Duration(g.rnd.IntN(30*24*60)) * time.Minute)
+	g.changing = g.o.Revision > 0 && changed(g.o.Seed, g.o.Revision, i, g.o.Changed)
+	if g.changing {
+		mod = mod.Add(time.Duration(g.o.Revision) * time.Hour)
+	}
 	g.raw("  <")
 	g.raw(kind)
 	g.raw(` modTime="`)
@@ -347,6 +361,28 @@ func (g *gen) listing(i int) {
 	g.raw("  </")
 	g.raw(kind)
 	g.raw(">\n")
+}
+
+// changed reports whether listing i is among the fraction revision
+// changes: a hash of the seed, the revision and i, so that the random
+// draws of the listings stay those of revision 0.
+func changed(seed uint64, revision, i int, fraction float64) bool {
+	h := seed ^ uint64(revision)*0x9e3779b97f4a7c15 ^ uint64(i)*0xbf58476d1ce4e5b9
+	h ^= h >> 31
+	h *= 0x94d049bb133111eb
+	h ^= h >> 29
+	return float64(h>>11)/(1<<53) < fraction
+}
+
+// revised lowers a price for each revision of a changing listing.
+func (g *gen) revised(v int, step int) int {
+	if !g.changing {
+		return v
+	}
+	for range g.o.Revision {
+		v = roundTo(float64(v)*0.97, step)
+	}
+	return v
 }
 
 // uniqueID writes the uniqueID element of listing i: AGENCY-000001.

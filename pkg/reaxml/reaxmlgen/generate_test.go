@@ -177,3 +177,56 @@ func TestGenerateWriteError(t *testing.T) {
 		t.Fatalf("got %v, want the write error", err)
 	}
 }
+
+// A revision changes the fraction of listings it says, each with a later
+// modTime, and leaves every other listing byte for byte as it was.
+func TestRevisionChangesAFraction(t *testing.T) {
+	const n = 4000
+	base := mustGenerate(t, reaxmlgen.Options{Seed: 9, Listings: n})
+	rev := mustGenerate(t, reaxmlgen.Options{Seed: 9, Listings: n, Revision: 1, Changed: 0.05})
+	split := func(feed []byte) []string {
+		var listings []string // each from its start tag, closing tags left out
+		for _, p := range strings.Split(string(feed), "\n  <")[1:] {
+			if !strings.HasPrefix(p, "/") {
+				listings = append(listings, p)
+			}
+		}
+		return listings
+	}
+	a, b := split(base), split(rev)
+	if len(a) != n || len(b) != n {
+		t.Fatalf("%d and %d listings, want %d", len(a), len(b), n)
+	}
+	changed := 0
+	for i := range a {
+		if a[i] == b[i] {
+			continue
+		}
+		changed++
+		modA, modB := modTime(t, a[i]), modTime(t, b[i])
+		if !modB.After(modA) {
+			t.Errorf("listing %d changed without a later modTime: %v then %v", i, modA, modB)
+		}
+	}
+	if changed < n*4/100 || changed > n*6/100 {
+		t.Errorf("%d of %d listings changed, want about 5%%", changed, n)
+	}
+	if again := mustGenerate(t, reaxmlgen.Options{Seed: 9, Listings: n, Revision: 1, Changed: 0.05}); !bytes.Equal(again, rev) {
+		t.Error("a revision is not deterministic")
+	}
+}
+
+// modTime reads the modTime attribute of a listing element's text.
+func modTime(t *testing.T, listing string) time.Time {
+	t.Helper()
+	_, rest, ok := strings.Cut(listing, `modTime="`)
+	v, _, ok2 := strings.Cut(rest, `"`)
+	if !ok || !ok2 {
+		t.Fatalf("no modTime in %.80s", listing)
+	}
+	tm, err := time.Parse("2006-01-02-15:04:05", v)
+	if err != nil {
+		t.Fatalf("modTime %q: %v", v, err)
+	}
+	return tm
+}

@@ -9,7 +9,7 @@ func (g *gen) pricing(h *home) {
 	sub := h.sub
 	switch h.kind {
 	case "rental":
-		week := roundTo(weeklyRentBase[sub.tier]*(0.6+0.2*float64(h.beds))*(0.9+0.2*g.rnd.Float64()), 10)
+		week := g.revised(roundTo(weeklyRentBase[sub.tier]*(0.6+0.2*float64(h.beds))*(0.9+0.2*g.rnd.Float64()), 10), 10)
 		g.raw("    <dateAvailable>")
 		g.buf = g.o.Now.AddDate(0, 0, g.rnd.IntN(30)).AppendFormat(g.buf, "2006-01-02")
 		g.raw("</dateAvailable>\n")

@@ -265,7 +265,7 @@ func (g *gen) compactBody(kind string, i int) {
 	g.raw("</email></listingAgent>\n")
 	if isRentalKind(kind) {
 		g.raw(`    <rent period="week">`)
-		g.int(roundTo(weeklyRentBase[h.sub.tier]*(0.6+0.2*float64(h.beds)), 10))
+		g.int(g.revised(roundTo(weeklyRentBase[h.sub.tier]*(0.6+0.2*float64(h.beds)), 10), 10))
 		g.raw("</rent>\n")
 	} else {
 		g.raw(`    <price display="yes">`)
@@ -329,7 +329,7 @@ func (g *gen) salePrice(kind string, sub *suburb, beds int) int {
 	default:
 		v *= 0.55 + 0.18*float64(beds)
 	}
-	return roundTo(v, 5000)
+	return g.revised(roundTo(v, 5000), 5000)
 }
 
 func thousands(n int) string {
