@@ -25,6 +25,7 @@ import (
 	"github.com/listgate/listgate/edge/respcache"
 	"github.com/listgate/listgate/edge/upstream"
 	"github.com/listgate/listgate/edge/usage"
+	"github.com/listgate/listgate/edge/views"
 	"github.com/listgate/listgate/pkg/config"
 	"github.com/listgate/listgate/pkg/logctx"
 	"github.com/listgate/listgate/pkg/ratelimit"
@@ -117,8 +118,17 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	reportDone := make(chan struct{})
 	go func() { defer close(reportDone); reporter.Run(ctx) }()
 	defer func() { <-reportDone }()
+	// View counts are reported after the server has drained (this defer
+	// runs after the shutdown below): a SIGTERM'd edge reports every beacon
+	// it answered.
+	viewCounter := views.New(views.OriginSender(origins), views.Options{Interval: cfg.ViewsInterval,
+		ClientLimit: cfg.ViewsClientLimit, MaxVisitors: cfg.ViewsMaxVisitors}, log)
+	viewsCtx, stopViews := context.WithCancel(context.WithoutCancel(ctx))
+	viewsDone := make(chan struct{})
+	go func() { defer close(viewsDone); viewCounter.Run(viewsCtx) }()
+	defer func() { stopViews(); <-viewsDone }()
 	gw, err := gateway.New(gateway.Config{
-		Cache: cache, Usage: reporter,
+		Cache: cache, Usage: reporter, Views: viewCounter,
 		Origins: origins, Keys: keys, Sites: keys, Limiter: limiter,
 		PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimit: cfg.PublicLimit,
 		TrustedProxies: cfg.TrustedPrefixes(), OriginTimeout: cfg.OriginTimeout, Log: log,

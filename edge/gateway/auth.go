@@ -32,6 +32,12 @@ func (g *Gateway) authenticate(ctx *fasthttp.RequestCtx, ip netip.Addr) (keycach
 	if e != nil {
 		return keycache.Info{}, e
 	}
+	return g.authenticateKey(ctx, key, ip)
+}
+
+// authenticateKey is authenticate for a key read from the request: the
+// offline check, the key cache, the origin on a miss.
+func (g *Gateway) authenticateKey(ctx *fasthttp.RequestCtx, key []byte, ip netip.Addr) (keycache.Info, *apierror.Error) {
 	if !apikey.ValidBytes(key) {
 		g.metrics.offlineRejects.Inc()
 		return keycache.Info{}, errInvalidKey

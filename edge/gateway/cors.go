@@ -61,7 +61,7 @@ func corsRoutes() *router.Router {
 	r.RedirectTrailingSlash, r.RedirectFixedPath = false, false
 	for i := range routes {
 		rt := &routes[i]
-		if !rt.cors {
+		if !rt.cors && !rt.beacon {
 			continue
 		}
 		h := func(ctx *fasthttp.RequestCtx) { ctx.SetUserValue(corsRouteKey{}, rt) }
@@ -95,7 +95,7 @@ func (g *Gateway) preflight(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, errOriginNotAllowed) // not an origin a browser sends: never echoed
 		return
 	}
-	if rt.site {
+	if rt.site && !rt.beacon { // beacons come from any page (beacon.go)
 		site, _ := ctx.UserValue("site").(string)
 		allowed, e := g.siteAllows(ctx, site, origin)
 		if e != nil {

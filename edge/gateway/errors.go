@@ -27,7 +27,7 @@ var (
 // scopeErrors are the 403s for each missing scope, built once.
 var scopeErrors = func() map[uint8]*apierror.Error {
 	m := map[uint8]*apierror.Error{}
-	for _, name := range []string{"listings:read", "agents:read", "stats:read", "leads:write"} {
+	for _, name := range []string{"listings:read", "agents:read", "stats:read", "leads:write", "views:write"} {
 		s, _ := apikey.ScopeByName(name)
 		m[uint8(s)] = apierror.MissingScope(name)
 	}

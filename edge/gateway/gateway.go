@@ -94,6 +94,9 @@ type Config struct {
 	Cache *respcache.Cache
 	// Usage counts each site's authenticated requests; nil counts nothing.
 	Usage UsageCounter
+	// Views counts listing view beacons (beacon.go); nil answers the beacon
+	// routes 404.
+	Views ViewCounter
 	// Log receives internal errors and state changes. Nil: slog.Default().
 	Log *slog.Logger
 	// Now is the clock. Nil: time.Now.
@@ -192,6 +195,10 @@ func New(cfg Config) (*Gateway, error) {
 	for i := range routes {
 		rt := &routes[i]
 		m := g.metrics.route(rt.name)
+		if rt.beacon {
+			handle(rt.method, rt.path, func(ctx *fasthttp.RequestCtx) { g.serveBeacon(ctx, rt, m) })
+			continue
+		}
 		handle(rt.method, rt.path, func(ctx *fasthttp.RequestCtx) { g.serve(ctx, rt, m) })
 	}
 	handle("GET", "/healthz", g.healthz)

@@ -25,6 +25,9 @@ type route struct {
 	// cors routes answer browsers on the origins the key's site allows
 	// (cors.go).
 	cors bool
+	// beacon routes are the view beacons (beacon.go): answered at the edge
+	// alone, outside the site's plan limit, from any origin.
+	beacon bool
 }
 
 // Body limits of the routes. leadBodyLimit is API.md's 64 KiB; no route
@@ -48,6 +51,10 @@ var routes = []route{
 	{method: "GET", path: "/v1/sites/{site}/agents", name: "agents", scope: apikey.AgentsRead, site: true, cacheable: true, cors: true},
 	{method: "GET", path: "/v1/sites/{site}/agents/{agent_id}", name: "agent", scope: apikey.AgentsRead, site: true, cacheable: true, cors: true},
 	{method: "GET", path: "/v1/sites/{site}/stats/summary", name: "stats", scope: apikey.StatsRead, site: true, cacheable: true, cors: true},
+	{method: "GET", path: "/v1/sites/{site}/stats/listings", name: "stats_listings", scope: apikey.StatsRead, site: true, cacheable: true, cors: true},
+	{method: "GET", path: "/v1/sites/{site}/stats/listings/{listing}", name: "stats_listing", scope: apikey.StatsRead, site: true, cacheable: true, cors: true},
+	{method: "POST", path: "/v1/sites/{site}/views", name: "views", scope: apikey.ViewsWrite, site: true, maxBody: beaconBodyLimit, beacon: true},
+	{method: "GET", path: "/v1/sites/{site}/views.gif", name: "views_gif", scope: apikey.ViewsWrite, site: true, beacon: true},
 	{method: "POST", path: "/v1/leads", name: "leads", scope: apikey.LeadsWrite, maxBody: leadBodyLimit, cors: true},
 	{method: "DELETE", path: "/v1/pairing", name: "pairing_disconnect"},
 

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -58,8 +59,28 @@ func OriginIntrospector(origins *upstream.Origins, timeout time.Duration) Intros
 			return Info{}, fmt.Errorf("introspection: malformed answer")
 		}
 		return Info{Active: true, KeyID: in.KeyID, SiteID: in.SiteID, Scopes: scopes, Limit: *in.Limit,
-			CORS: in.CORSOrigins, TTL: time.Duration(in.TTLSeconds) * time.Second}, nil
+			CORS: in.CORSOrigins, TTL: time.Duration(in.TTLSeconds) * time.Second, Zone: zone(in.Timezone)}, nil
 	}
+}
+
+// zones caches loaded time zones by name: a site's zone is loaded once per
+// process, not per introspection.
+var zones sync.Map // name → *time.Location
+
+// zone loads an IANA time zone; nil for "" or an unknown name (UTC).
+func zone(name string) *time.Location {
+	if name == "" {
+		return nil
+	}
+	if z, ok := zones.Load(name); ok {
+		return z.(*time.Location)
+	}
+	z, err := time.LoadLocation(name)
+	if err != nil || name == "Local" {
+		return nil
+	}
+	zones.Store(name, z)
+	return z
 }
 
 // OriginCORSFetcher returns a CORSFetcher that asks the origins

@@ -34,6 +34,9 @@ type Info struct {
 	Limit int
 	// CORS are the browser origins the site allows (pkg/cors form).
 	CORS []string
+	// Zone is the site's time zone (listing views are counted per day in
+	// it); nil when the origin did not say: UTC.
+	Zone *time.Location
 	// TTL is how long the origin lets the edge cache this answer
 	// (ttl_seconds); 0: Options.TTL.
 	TTL time.Duration

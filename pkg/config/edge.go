@@ -86,6 +86,18 @@ type Edge struct {
 	// a keep-alive connection, so memory is this times open connections.
 	// Default 16 KiB.
 	WriteBufferBytes int `yaml:"write_buffer_bytes"`
+	// ViewsInterval is how often the listing views counted from beacons are
+	// reported to the origin (LISTGATE_VIEWS_INTERVAL); a kill -9 loses at
+	// most this much. Default 10 s.
+	ViewsInterval time.Duration `yaml:"views_interval"`
+	// ViewsClientLimit bounds the view beacons counted from one client
+	// address (an IPv6 /64) a minute; more are answered alike and not
+	// counted. Default 60.
+	ViewsClientLimit int `yaml:"views_client_limit"`
+	// ViewsMaxVisitors bounds the visitor hashes the edge holds for unique
+	// visitors (8 bytes each, about 11 MiB at the default); past it views
+	// still count, unique visitors no longer do. Default 1,000,000.
+	ViewsMaxVisitors int `yaml:"views_max_visitors"`
 	// ShutdownTimeout bounds the drain on SIGTERM/SIGINT. Default 15 s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 	// LogLevel is debug, info, warn or error (LISTGATE_LOG_LEVEL). Default info.
@@ -114,6 +126,9 @@ func DefaultEdge() Edge {
 		UploadTimeout:        5 * time.Minute,
 		MaxUploads:           4,
 		AuthFailureLimit:     20,
+		ViewsInterval:        10 * time.Second,
+		ViewsClientLimit:     60,
+		ViewsMaxVisitors:     1_000_000,
 		WriteBufferBytes:     16 << 10,
 		ShutdownTimeout:      15 * time.Second,
 		LogLevel:             "info",
@@ -136,6 +151,9 @@ func LoadEdge(path string, get Getenv) (Edge, error) {
 	envString(get, "LISTGATE_REDIS_URL", &c.RedisURL)
 	envString(get, "LISTGATE_LOG_LEVEL", &c.LogLevel)
 	if err := envInt(get, "LISTGATE_EXPECTED_EDGES", &c.ExpectedEdges); err != nil {
+		return c, err
+	}
+	if err := envDuration(get, "LISTGATE_VIEWS_INTERVAL", &c.ViewsInterval); err != nil {
 		return c, err
 	}
 	return c, c.Validate()
@@ -190,6 +208,12 @@ func (c Edge) Validate() error {
 	}
 	if c.MaxUploads < 1 || c.AuthFailureLimit < 1 {
 		return fmt.Errorf("config: max_uploads and auth_failure_limit must be at least 1")
+	}
+	if c.ViewsInterval < 100*time.Millisecond || c.ViewsInterval > time.Hour {
+		return fmt.Errorf("config: views_interval (LISTGATE_VIEWS_INTERVAL) must be between 100ms and 1h")
+	}
+	if c.ViewsClientLimit < 1 || c.ViewsMaxVisitors < 1000 {
+		return fmt.Errorf("config: views_client_limit must be at least 1 and views_max_visitors at least 1000")
 	}
 	if c.WriteBufferBytes < 4<<10 || c.WriteBufferBytes > 1<<20 {
 		return fmt.Errorf("config: write_buffer_bytes %d out of range 4096..1048576", c.WriteBufferBytes)
