@@ -1,10 +1,13 @@
 // Package usage counts the edge's authenticated requests per site and UTC
 // minute and reports the counts to the origin (POST /internal/v1/usage),
-// where the dashboard charts them.
+// where the dashboard charts them. Each report has an id; one the origin
+// did not answer is sent again as it was, with the same id, so that the
+// origin, which applies an id once, counts nothing twice.
 package usage
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -22,18 +25,31 @@ type key struct {
 	minute int64 // unix seconds of the minute's start
 }
 
+// report is a report sent and not yet answered: sent again as it is.
+type report struct {
+	id     string
+	counts []internalapi.UsageCount
+}
+
 // Reporter is safe for concurrent use.
 type Reporter struct {
 	mu     sync.Mutex
 	counts map[key]int64
+	// unsent are the reports the origin has not taken, oldest first.
+	unsent []report
 
 	origins *upstream.Origins
 	every   time.Duration
 	log     *slog.Logger
 }
 
-// maxPending bounds what is kept while the origin cannot take reports.
+// maxPending bounds the counts (site minutes) kept while the origin
+// cannot take reports: past it the oldest reports are dropped.
 const maxPending = 100_000
+
+// maxReportCounts bounds the counts of one report, well under the
+// origin's limits (10,000 counts, 1 MiB).
+const maxReportCounts = 5_000
 
 // New returns a reporter sending to the origins every interval (default
 // 10 s).
@@ -71,21 +87,64 @@ func (r *Reporter) Run(ctx context.Context) {
 	}
 }
 
-// Flush sends what was counted since the last flush. Counts the origin
-// did not take are kept for the next one (up to maxPending minutes).
+// Flush sends the reports the origin has not taken yet, then what was
+// counted since the last flush (in reports of at most maxReportCounts
+// counts). It stops at the first report the origin does not take: that
+// one and those after it are kept, as they are, for the next flush (up to
+// maxPending counts, the oldest dropped past it).
 func (r *Reporter) Flush(ctx context.Context) error {
 	r.mu.Lock()
 	pending := r.counts
 	r.counts = map[key]int64{}
+	reports := r.unsent
+	r.unsent = nil
 	r.mu.Unlock()
-	if len(pending) == 0 {
-		return nil
-	}
-	body := internalapi.UsageReport{Counts: make([]internalapi.UsageCount, 0, len(pending))}
+	var fresh []internalapi.UsageCount
 	for k, n := range pending {
-		body.Counts = append(body.Counts, internalapi.UsageCount{SiteID: k.site, Minute: time.Unix(k.minute, 0).UTC(), Requests: n})
+		fresh = append(fresh, internalapi.UsageCount{SiteID: k.site, Minute: time.Unix(k.minute, 0).UTC(), Requests: n})
+		if len(fresh) == maxReportCounts {
+			reports = append(reports, report{id: newUUID(), counts: fresh})
+			fresh = nil
+		}
 	}
-	b, _ := json.Marshal(body)
+	if len(fresh) > 0 {
+		reports = append(reports, report{id: newUUID(), counts: fresh})
+	}
+	for i, rep := range reports {
+		if err := r.send(rep); err != nil {
+			r.keep(reports[i:])
+			r.log.Warn("usage report failed; kept for the next one", "err", err, "reports", len(reports)-i)
+			return err
+		}
+	}
+	return nil
+}
+
+// keep puts reports back before the ones queued since, dropping the oldest
+// past maxPending counts.
+func (r *Reporter) keep(reports []report) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	all := append(reports, r.unsent...)
+	n := 0
+	for _, rep := range all {
+		n += len(rep.counts)
+	}
+	dropped := 0
+	for n > maxPending && len(all) > 0 {
+		n -= len(all[0].counts)
+		dropped += len(all[0].counts)
+		all = all[1:]
+	}
+	if dropped > 0 {
+		r.log.Warn("usage counts dropped: the origin has not taken reports for too long", "counts", dropped)
+	}
+	r.unsent = all
+}
+
+// send posts one report.
+func (r *Reporter) send(rep report) error {
+	b, _ := json.Marshal(internalapi.UsageReport{ReportID: rep.id, Counts: rep.counts})
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -98,15 +157,22 @@ func (r *Reporter) Flush(ctx context.Context) error {
 	if err == nil && resp.StatusCode() != fasthttp.StatusNoContent {
 		err = fmt.Errorf("origin answered %d", resp.StatusCode())
 	}
-	if err != nil {
-		r.mu.Lock()
-		for k, n := range pending {
-			if len(r.counts) < maxPending {
-				r.counts[k] += n
-			}
-		}
-		r.mu.Unlock()
-		r.log.Warn("usage report failed; kept for the next one", "err", err, "minutes", len(pending))
-	}
 	return err
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, 36)
+	for i, c := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out = append(out, '-')
+		}
+		out = append(out, hex[c>>4], hex[c&0x0f])
+	}
+	return string(out)
 }

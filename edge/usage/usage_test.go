@@ -3,6 +3,7 @@ package usage
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -70,11 +71,95 @@ func TestCountAndFlush(t *testing.T) {
 	if sums["site-a 02:30"] != 101 || sums["site-b 02:31"] != 10 || len(sums) != 2 {
 		t.Errorf("reported %v", sums)
 	}
-	if err := r.Flush(context.Background()); err != nil || len(got) != 2 {
+	// The refused report went again as it was (two counts), the new count
+	// in a report of its own.
+	if len(got) != 3 {
+		t.Errorf("sent %d counts, want 3", len(got))
+	}
+	if err := r.Flush(context.Background()); err != nil || len(got) != 3 {
 		t.Errorf("empty flush sent something: %v %d", err, len(got))
 	}
 	allocs := testing.AllocsPerRun(100, func() { r.Count("site-a", m) })
 	if allocs != 0 {
 		t.Errorf("Count allocates %v times for a known minute", allocs)
+	}
+}
+
+// TestResendSameID: a report whose answer the edge did not get is sent
+// again as it was, with its id, so that an origin applying each id once
+// counts it once; big flushes are split into reports the origin takes.
+func TestResendSameID(t *testing.T) {
+	var mu sync.Mutex
+	applied := map[string]bool{}
+	sums := map[string]int64{}
+	var sent []string  // report ids, in order
+	var sizes []int    // counts per report
+	loseAnswer := true // apply the report, then answer 503 (the answer lost)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body internalapi.UsageReport
+		b, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(b, &body); err != nil || len(body.ReportID) != 36 {
+			w.WriteHeader(422)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		sent = append(sent, body.ReportID)
+		sizes = append(sizes, len(body.Counts))
+		if !applied[body.ReportID] {
+			applied[body.ReportID] = true
+			for _, c := range body.Counts {
+				sums[c.SiteID] += c.Requests
+			}
+		}
+		if loseAnswer {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	origins, err := upstream.New(upstream.Options{URLs: []string{srv.URL}, InternalToken: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(origins, time.Hour, slog.New(slog.DiscardHandler))
+	m := time.Date(2026, 11, 22, 2, 30, 0, 0, time.UTC)
+	for range 7 {
+		r.Count("site-a", m)
+	}
+	if err := r.Flush(context.Background()); err == nil {
+		t.Fatal("a lost answer was not an error")
+	}
+	mu.Lock()
+	loseAnswer = false
+	mu.Unlock()
+	r.Count("site-a", m) // counted after: a report of its own
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 3 || sent[0] != sent[1] || sent[1] == sent[2] || sums["site-a"] != 8 {
+		t.Fatalf("sent %v, sums %v; want the first report twice with one id, then a new one, 8 requests", sent, sums)
+	}
+
+	// 12,000 site minutes: reports of at most maxReportCounts.
+	mu.Lock()
+	sent, sizes = nil, nil
+	mu.Unlock()
+	for i := range 12_000 {
+		r.Count(fmt.Sprintf("site-%05d", i), m)
+	}
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, n := range sizes {
+		if n > maxReportCounts {
+			t.Errorf("a report of %d counts", n)
+		}
+		total += n
+	}
+	if len(sizes) != 3 || total != 12_000 {
+		t.Fatalf("report sizes %v", sizes)
 	}
 }

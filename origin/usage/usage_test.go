@@ -146,3 +146,61 @@ func TestReport(t *testing.T) {
 		t.Fatalf("rows changed by refused reports: %v", got)
 	}
 }
+
+// TestReportID: a report sent again with the same report_id is applied
+// once; without one, reports add up.
+func TestReportID(t *testing.T) {
+	e := newEnv(t)
+	site, err := e.db.CreateSite(context.Background(), "Usage Realty", model.Starter, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := fmt.Sprintf(`{"report_id": "0b7cf3a4-5d8e-4f1a-9c2b-3d4e5f6a7b8c", "counts": [
+		{"site_id": %[1]q, "minute": "2026-03-04T10:30:00Z", "requests": 5}]}`, site.ID)
+	for range 3 {
+		if code, b := e.post(t, body, true); code != http.StatusNoContent {
+			t.Fatalf("status %d: %s", code, b)
+		}
+	}
+	want := map[string]int64{site.ID + " 2026-03-04T10:30:00Z": 5}
+	if got := e.rows(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	var hour int64
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT requests FROM usage_hours WHERE site_id = $1`, site.ID).Scan(&hour); err != nil || hour != 5 {
+		t.Fatalf("hour %d, %v", hour, err)
+	}
+	for name, bad := range map[string]string{
+		"bad report id":    `{"report_id": "nope", "counts": []}`,
+		"number report id": `{"report_id": 1, "counts": []}`,
+	} {
+		if code, b := e.post(t, bad, true); code != http.StatusUnprocessableEntity || !strings.Contains(b, "VALIDATION_ERROR") {
+			t.Errorf("%s: %d %s", name, code, b)
+		}
+	}
+}
+
+// FuzzDecodeReport: whatever the body, decodeReport returns counts that
+// the store accepts, or an error; never a panic.
+func FuzzDecodeReport(f *testing.F) {
+	f.Add(`{"counts": []}`)
+	f.Add(`{"report_id": "0b7cf3a4-5d8e-4f1a-9c2b-3d4e5f6a7b8c", "counts": [{"site_id": "0b7cf3a4-5d8e-4f1a-9c2b-3d4e5f6a7b8c", "minute": "2026-03-04T10:30:00Z", "requests": 5}]}`)
+	f.Add(`{"counts": [{"site_id": "x", "minute": "2026-03-04T10:30:05+10:00", "requests": -1}]} {}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		id, counts, err := decodeReport(strings.NewReader(body))
+		if err != nil {
+			if id != "" || counts != nil {
+				t.Fatalf("error %v with a result", err)
+			}
+			return
+		}
+		if id != "" && !api.IsUUID(id) {
+			t.Fatalf("report id %q", id)
+		}
+		for _, c := range counts {
+			if !api.IsUUID(c.SiteID) || c.Requests < 0 || c.Requests > MaxRequests || !c.Minute.Truncate(time.Minute).Equal(c.Minute) {
+				t.Fatalf("count %+v", c)
+			}
+		}
+	})
+}

@@ -55,7 +55,11 @@ func SiteCORSPath(siteID string) string { return "/internal/v1/sites/" + siteID 
 // UsageReport is the body of POST /internal/v1/usage: each site's
 // authenticated requests per UTC minute, as one edge counted them.
 type UsageReport struct {
-	Counts []UsageCount `json:"counts"`
+	// ReportID (a UUID, optional) makes the report idempotent: the origin
+	// applies each id once, so an edge that did not get the answer sends
+	// the same report again with the same id.
+	ReportID string       `json:"report_id,omitempty"`
+	Counts   []UsageCount `json:"counts"`
 }
 
 // UsageCount is one site's requests in one minute.
