@@ -227,7 +227,7 @@ var errMethodNotAllowed = apierror.New(apierror.CodeMethodNotAllowed, "")
 // router, behind a panic guard. A body left unread is dropped, or ends the
 // connection (endUnreadBody).
 func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
-	if g.tracer != nil {
+	if g.tracer != nil && traced(ctx) {
 		// Deferred first, so it ends the span after a panic's 500.
 		defer endTrace(ctx, g.startTrace(ctx))
 	}

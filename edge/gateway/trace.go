@@ -54,6 +54,16 @@ func clientParent(h *fasthttp.RequestHeader) (trace.SpanContext, bool) {
 		TraceFlags: trace.TraceFlags(p.Flags), TraceState: ts, Remote: true}), true
 }
 
+// traced reports whether a request is traced (tracing on): all but the
+// probes and /metrics, which are traced only with a traceparent.
+func traced(ctx *fasthttp.RequestCtx) bool {
+	switch string(ctx.URI().PathOriginal()) {
+	case "/healthz", "/readyz", "/metrics":
+		return len(ctx.Request.Header.Peek(hdrTraceParent)) > 0
+	}
+	return true
+}
+
 // startTrace starts a request's server span (tracing on).
 func (g *Gateway) startTrace(ctx *fasthttp.RequestCtx) *reqTrace {
 	parent := context.Background()

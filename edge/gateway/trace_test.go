@@ -151,6 +151,22 @@ func TestTracingOnSpans(t *testing.T) {
 	}
 }
 
+// Probes start no trace of their own.
+func TestProbesNotTraced(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	g := gatewayTo(t, newFakeOrigin(t, "no-store"), mustKey(t), Config{Tracer: tp.Tracer("test")})
+	serveOne(g, "GET", "/healthz", nil, "", "127.0.0.1")
+	if n := len(rec.Ended()); n != 0 {
+		t.Errorf("%d spans for a probe", n)
+	}
+	serveOne(g, "GET", "/healthz", map[string]string{"traceparent": clientTraceParent}, "", "127.0.0.1")
+	if n := len(rec.Ended()); n != 1 {
+		t.Errorf("%d spans for a probe with a traceparent, want 1", n)
+	}
+}
+
 // Request-path log lines carry the request id and the client's trace id.
 func TestLogLinesCarryIDs(t *testing.T) {
 	o := newFakeOrigin(t, "no-store")
