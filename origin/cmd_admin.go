@@ -133,17 +133,7 @@ func cmdSitesBeaconID(ctx context.Context, args []string, e *env) error {
 // parseAnywhere parses args whose flags may come before, between or after
 // the positional arguments, and returns the positional ones.
 func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, parseErr(fs, err)
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
+	return parseInterspersed(fs, args)
 }
 
 func cmdSitesList(ctx context.Context, args []string, e *env) error {

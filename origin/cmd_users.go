@@ -70,7 +70,7 @@ func cmdUsersCreate(ctx context.Context, args []string, e *env) error {
 	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of stdin (required)")
 	account := fs.String("account", "", "the account's name, created when missing (default: a new account named after --email)")
 	var sites siteList
-	fs.Var(&sites, "site", "attach this site to the user's account (repeatable)")
+	fs.Var(&sites, "site", "give the user's account this site (repeatable)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args, 0); err != nil {
 		return err
@@ -83,7 +83,7 @@ func cmdUsersCreate(ctx context.Context, args []string, e *env) error {
 	}
 	line, err := bufio.NewReader(e.stdin).ReadString('\n')
 	if err != nil && line == "" {
-		return errors.New("users create: no password on stdin")
+		return errors.New("no password on stdin: pipe it in, e.g. printf '%s\\n' \"$PASSWORD\" | origin users create ...")
 	}
 	hash, err := dashboard.HashPassword(strings.TrimRight(line, "\r\n"))
 	if err != nil {
@@ -103,5 +103,98 @@ func cmdUsersCreate(ctx context.Context, args []string, e *env) error {
 			fmt.Fprintf(e.stdout, "site %s belongs to the account\n", s)
 		}
 		return nil
+	})
+}
+
+// parseUserSite parses the flags of users grant and users revoke.
+func parseUserSite(name string, args []string, e *env) (email, site string, asJSON bool, err error) {
+	fs := newFlags(name, e)
+	fs.StringVar(&email, "email", "", "the dashboard user's e-mail address")
+	fs.StringVar(&site, "site", "", "the site id")
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	if err := parse(fs, args, 0); err != nil {
+		return "", "", false, err
+	}
+	return email, site, asJSON, required(fs, "email", email, "site", site)
+}
+
+// siteAccess is the --json output of users grant and users revoke.
+type siteAccess struct {
+	UserID      string `json:"user_id"`
+	Email       string `json:"email"`
+	AccountID   string `json:"account_id"`
+	AccountName string `json:"account_name"`
+	SiteID      string `json:"site_id"`
+	Access      bool   `json:"access"`
+	Changed     bool   `json:"changed"`
+}
+
+func cmdUsersGrant(ctx context.Context, args []string, e *env) error {
+	email, site, asJSON, err := parseUserSite("users grant", args, e)
+	if err != nil {
+		return err
+	}
+	return withDB(ctx, e, func(db *store.DB) error {
+		a, err := db.GrantSite(ctx, email, site)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return printJSON(e.stdout, siteAccess{UserID: a.User.ID, Email: a.User.Email, AccountID: a.User.AccountID,
+				AccountName: a.User.AccountName, SiteID: a.SiteID, Access: true, Changed: a.Changed})
+		}
+		if !a.Changed {
+			fmt.Fprintf(e.stdout, "%s's account %q has site %s already\n", a.User.Email, a.User.AccountName, a.SiteID)
+			return nil
+		}
+		fmt.Fprintf(e.stdout, "site %s now belongs to %s's account %q: it is in the dashboard of every user of the account\n",
+			a.SiteID, a.User.Email, a.User.AccountName)
+		return nil
+	})
+}
+
+func cmdUsersRevoke(ctx context.Context, args []string, e *env) error {
+	email, site, asJSON, err := parseUserSite("users revoke", args, e)
+	if err != nil {
+		return err
+	}
+	return withDB(ctx, e, func(db *store.DB) error {
+		a, err := db.RevokeSite(ctx, email, site)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return printJSON(e.stdout, siteAccess{UserID: a.User.ID, Email: a.User.Email, AccountID: a.User.AccountID,
+				AccountName: a.User.AccountName, SiteID: a.SiteID, Access: false, Changed: a.Changed})
+		}
+		fmt.Fprintf(e.stdout, "site %s no longer belongs to %s's account %q: no user of the account sees it\n",
+			a.SiteID, a.User.Email, a.User.AccountName)
+		return nil
+	})
+}
+
+func cmdUsersList(ctx context.Context, args []string, e *env) error {
+	fs := newFlags("users list", e)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	return withDB(ctx, e, func(db *store.DB) error {
+		users, err := db.ListUsers(ctx)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(e.stdout, map[string]any{"data": users})
+		}
+		tw := newTable(e.stdout, "EMAIL\tACCOUNT\tSITES")
+		for _, u := range users {
+			sites := strings.Join(u.SiteIDs, ",")
+			if sites == "" {
+				sites = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Email, u.AccountName, sites)
+		}
+		return tw.Flush()
 	})
 }
