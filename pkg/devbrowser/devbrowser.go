@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -204,4 +205,65 @@ func moduleRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// PrintToPDF prints the page to PDF as Chromium's print dialog would: print
+// media, backgrounds, the page size and margins of the page's CSS @page
+// rule (A4 when it has none). Wait for the page to load first.
+func (b *Browser) PrintToPDF() []byte {
+	b.TB.Helper()
+	return Get(b, chromedp.PrintToPDF(chromedp.PDFPaper(chromedp.PaperA4), chromedp.PDFPreferCSSPageSize(),
+		chromedp.PDFPrintBackground()))
+}
+
+// pdfPageRE matches a page object's type, not the page tree's (/Pages).
+var pdfPageRE = regexp.MustCompile(`/Type\s*/Page\b`)
+
+// PDFPageCount counts the page objects of pdf (a "/Type /Page" dictionary
+// each; the page tree is "/Type /Pages"). Chromium writes them outside
+// object streams, so they can be counted in the file's bytes.
+func PDFPageCount(pdf []byte) int { return len(pdfPageRE.FindAll(pdf, -1)) }
+
+// PDFText returns the text of pdf as poppler's pdftotext lays it out
+// (-layout). Without pdftotext it skips tb, except when the CI environment
+// variable is set: there it fails tb (.ci/run installs poppler-utils).
+func PDFText(tb testing.TB, pdf []byte) string {
+	tb.Helper()
+	return poppler(tb, "pdftotext", pdf, "-layout", "-enc", "UTF-8")
+}
+
+// PDFInfo returns what poppler's pdfinfo says of pdf ("Pages: 1",
+// "Page size: 595.276 x 841.89 pts (A4)" …); it skips or fails tb as
+// PDFText does without pdfinfo.
+func PDFInfo(tb testing.TB, pdf []byte) string {
+	tb.Helper()
+	return poppler(tb, "pdfinfo", pdf)
+}
+
+// poppler runs the poppler tool name on pdf (written to a file of tb's
+// temporary directory) with args, and returns its output.
+func poppler(tb testing.TB, name string, pdf []byte, args ...string) string {
+	tb.Helper()
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("no %s on PATH (install Debian's poppler-utils)", name)
+		}
+		tb.Skipf("no %s on PATH; install poppler-utils to check printed pages", name)
+	}
+	file := filepath.Join(tb.TempDir(), "page.pdf")
+	if err := os.WriteFile(file, pdf, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmdArgs := append(args, file)
+	if name == "pdftotext" {
+		cmdArgs = append(cmdArgs, "-") // to stdout
+	}
+	out, err := exec.CommandContext(ctx, bin, cmdArgs...).Output()
+	if err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+	return string(out)
 }
