@@ -173,3 +173,37 @@ func TestUsageRollup(t *testing.T) {
 		t.Fatalf("swept %+v, %v", swept, err)
 	}
 }
+
+// BenchmarkUsageBuckets: the dashboard's 12 months of a site with a year
+// of hourly usage (and another site's beside it).
+func BenchmarkUsageBuckets(b *testing.B) {
+	ctx := context.Background()
+	db := storetest.NewDB(b)
+	end := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var starts []time.Time
+	for i := 12; i > 0; i-- {
+		starts = append(starts, end.AddDate(0, -i, 0))
+	}
+	var site string
+	for range 2 {
+		s := mustSite(b, db, model.Starter)
+		site = s.ID
+		var counts []store.UsageCount
+		for h := end.AddDate(-1, 0, 0); h.Before(end); h = h.Add(time.Hour) {
+			counts = append(counts, store.UsageCount{SiteID: s.ID, Minute: h, Requests: 100})
+		}
+		if err := db.AddUsage(ctx, counts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := db.Pool.Exec(ctx, `ANALYZE usage_hours`); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		got, err := db.UsageBuckets(ctx, site, starts, end)
+		if err != nil || len(got) != 12 || got[11] != 100*31*24 {
+			b.Fatalf("%v %v", got, err)
+		}
+	}
+}
