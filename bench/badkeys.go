@@ -131,7 +131,7 @@ func benchBadKeys(args []string) error {
 		if err != nil {
 			return err
 		}
-		edgeBefore, err := scrapeMetrics(ctx, sys.edge.URL())
+		edgeBefore, err := scrapeMetrics(ctx, sys.edge.AdminURL())
 		if err != nil {
 			return err
 		}
@@ -143,12 +143,12 @@ func benchBadKeys(args []string) error {
 		if err != nil {
 			return err
 		}
-		edgeAfter, err := scrapeMetrics(ctx, sys.edge.URL())
+		edgeAfter, err := scrapeMetrics(ctx, sys.edge.AdminURL())
 		if err != nil {
 			return err
 		}
 		intro := after.originRequests(routeIntrospect) - before.originRequests(routeIntrospect)
-		offline := edgeAfter.sum("edge_key_offline_rejections_total") - edgeBefore.sum("edge_key_offline_rejections_total")
+		offline := edgeAfter.sum("listgate_edge_key_offline_rejections_total") - edgeBefore.sum("listgate_edge_key_offline_rejections_total")
 		fmt.Printf("bad-keys: %s, %.0f introspections at the origin, %.0f refused offline\n", res, intro, offline)
 		results[r.name] = map[string]any{"wrk": res, "distinct_keys": len(r.creds), "introspections": intro,
 			"offline_rejections": offline, "introspections_allowed": r.bound}

@@ -174,13 +174,13 @@ func deployOrigin(ctx context.Context, sys *benchSystem, i int, sig string, down
 	up := time.Now()
 	st.StartMS = msSince(t0, up)
 	label := fmt.Sprintf("origin=%q", "http://"+sys.originAddrs[i])
-	for _, e := range sys.edgeURLs() {
+	for _, e := range sys.edgeAdminURLs() {
 		for {
 			m, err := scrapeMetrics(ctx, e)
 			if err != nil {
 				return nil, err
 			}
-			if m.sum("edge_origin_up", label) == 1 {
+			if m.sum("listgate_edge_origin_up", label) == 1 {
 				break
 			}
 			if time.Since(up) > 15*time.Second {
@@ -203,12 +203,12 @@ func deployOrigin(ctx context.Context, sys *benchSystem, i int, sig string, down
 // origin.
 func edgeRetries(ctx context.Context, sys *benchSystem) (float64, error) {
 	total := 0.0
-	for _, e := range sys.edgeURLs() {
+	for _, e := range sys.edgeAdminURLs() {
 		m, err := scrapeMetrics(ctx, e)
 		if err != nil {
 			return 0, err
 		}
-		total += m.sum("edge_origin_retries_total")
+		total += m.sum("listgate_edge_origin_retries_total")
 	}
 	return total, nil
 }

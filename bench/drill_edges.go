@@ -55,8 +55,8 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 		coldFallbacks[e] = len(fallbackEpisodes(sys.edges[e].Logs()))
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			m, err := scrapeMetrics(ctx, sys.edges[e].URL())
-			if err == nil && m.sum("ratelimit_fallback_active") == 0 {
+			m, err := scrapeMetrics(ctx, sys.edges[e].AdminURL())
+			if err == nil && m.sum("listgate_edge_ratelimit_fallback_active") == 0 {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -84,8 +84,8 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 	// did not see. Counted just before the kill.
 	slowBefore := 0
 	for e := range edges {
-		if m, err := scrapeMetrics(ctx, sys.edges[e].URL()); err == nil {
-			slowBefore += int(m.sum("ratelimit_redis_slow_calls_total"))
+		if m, err := scrapeMetrics(ctx, sys.edges[e].AdminURL()); err == nil {
+			slowBefore += int(m.sum("listgate_edge_ratelimit_redis_slow_calls_total"))
 		}
 	}
 	killAt := time.Now()
@@ -133,8 +133,8 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 	}
 	redisAtReturn := make([]float64, edges)
 	for e := range edges {
-		if m, err := scrapeMetrics(ctx, sys.edges[e].URL()); err == nil {
-			redisAtReturn[e] = m.sum("ratelimit_decisions_total", `backend="redis"`)
+		if m, err := scrapeMetrics(ctx, sys.edges[e].AdminURL()); err == nil {
+			redisAtReturn[e] = m.sum("listgate_edge_ratelimit_decisions_total", `backend="redis"`)
 		}
 	}
 	time.Sleep(p.post)
@@ -146,14 +146,14 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 	var spuriousAt []float64 // ms after the load began
 	slowAll := 0
 	for e := range edges {
-		m, err := scrapeMetrics(ctx, sys.edges[e].URL())
+		m, err := scrapeMetrics(ctx, sys.edges[e].AdminURL())
 		if err != nil {
 			return nil, "", err
 		}
-		metricsActive[e] = m.sum("ratelimit_fallback_active")
-		fallbackDecisions[e] = m.sum("ratelimit_decisions_total", `backend="fallback"`)
-		redisAfterReturn[e] = m.sum("ratelimit_decisions_total", `backend="redis"`) - redisAtReturn[e]
-		slowAll += int(m.sum("ratelimit_redis_slow_calls_total"))
+		metricsActive[e] = m.sum("listgate_edge_ratelimit_fallback_active")
+		fallbackDecisions[e] = m.sum("listgate_edge_ratelimit_decisions_total", `backend="fallback"`)
+		redisAfterReturn[e] = m.sum("listgate_edge_ratelimit_decisions_total", `backend="redis"`) - redisAtReturn[e]
+		slowAll += int(m.sum("listgate_edge_ratelimit_redis_slow_calls_total"))
 		for _, ep := range fallbackEpisodes(sys.edges[e].Logs()) {
 			if ep.Before(killAt) && !ep.Before(loadAt) {
 				spurious[e]++
@@ -273,7 +273,7 @@ func drillRedisKilled(ctx context.Context, p drillParams) (map[string]any, strin
 	case postLimited == 0:
 		return data, line, fmt.Errorf("nothing was limited after the kill: the fallback did not limit")
 	case fallbackDecisions[0] == 0 || fallbackDecisions[1] == 0:
-		return data, line, fmt.Errorf("ratelimit_decisions_total{backend=fallback} %v, want some on each edge", fallbackDecisions)
+		return data, line, fmt.Errorf("listgate_edge_ratelimit_decisions_total{backend=fallback} %v, want some on each edge", fallbackDecisions)
 	case redisAfterReturn[0] == 0 || redisAfterReturn[1] == 0:
 		return data, line, fmt.Errorf("decisions in Redis after its return %v, want some on each edge", redisAfterReturn)
 	}

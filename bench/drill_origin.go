@@ -177,7 +177,7 @@ func drillPostgresRestart(ctx context.Context, p drillParams) (map[string]any, s
 	// a revocation reaches the edge. The revocation bound is for a connected
 	// stream; how long the reconnection took is reported beside it.
 	streamAt := time.Now()
-	if err := awaitStreamConnected(ctx, sys.edgeURLs()[0], 15*time.Second); err != nil {
+	if err := awaitStreamConnected(ctx, sys.edgeAdminURLs()[0], 15*time.Second); err != nil {
 		return nil, "", err
 	}
 	streamWait := msSince(streamAt, time.Now())
@@ -255,12 +255,13 @@ func ratio(a, b int) float64 {
 }
 
 // awaitStreamConnected waits until the edge's event stream is connected
-// (its listgate_eventstream_connected gauge), polling every 20 ms.
-func awaitStreamConnected(ctx context.Context, edgeURL string, d time.Duration) error {
+// (its listgate_edge_eventstream_connected gauge, on its admin listener at
+// adminURL), polling every 20 ms.
+func awaitStreamConnected(ctx context.Context, adminURL string, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for {
-		m, err := scrapeMetrics(ctx, edgeURL)
-		if err == nil && m.sum("listgate_eventstream_connected") >= 1 {
+		m, err := scrapeMetrics(ctx, adminURL)
+		if err == nil && m.sum("listgate_edge_eventstream_connected") >= 1 {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -174,8 +174,8 @@ func settleRedis(ctx context.Context, sys *benchSystem, d *driver, edges []int) 
 	for _, e := range edges {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			m, err := scrapeMetrics(ctx, sys.edges[e].URL())
-			if err == nil && m.sum("ratelimit_fallback_active") == 0 {
+			m, err := scrapeMetrics(ctx, sys.edges[e].AdminURL())
+			if err == nil && m.sum("listgate_edge_ratelimit_fallback_active") == 0 {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -238,13 +238,13 @@ func exactCountAttempts(ctx context.Context, sys *benchSystem, d *driver, name s
 	return out, nil
 }
 
-// redisDecisions sums ratelimit_decisions_total{backend="redis"} over the
+// redisDecisions sums listgate_edge_ratelimit_decisions_total{backend="redis"} over the
 // edges.
 func redisDecisions(ctx context.Context, sys *benchSystem, edges []int) float64 {
 	n := 0.0
 	for _, e := range edges {
-		if m, err := scrapeMetrics(ctx, sys.edges[e].URL()); err == nil {
-			n += m.sum("ratelimit_decisions_total", `backend="redis"`)
+		if m, err := scrapeMetrics(ctx, sys.edges[e].AdminURL()); err == nil {
+			n += m.sum("listgate_edge_ratelimit_decisions_total", `backend="redis"`)
 		}
 	}
 	return n
@@ -360,8 +360,8 @@ func throughput(ctx context.Context, name string, urls []string, auth string, d 
 func fallbacks(ctx context.Context, sys *benchSystem, edges []int) float64 {
 	n := 0.0
 	for _, e := range edges {
-		if m, err := scrapeMetrics(ctx, sys.edges[e].URL()); err == nil {
-			n += m.sum("ratelimit_fallback_total") + m.sum("ratelimit_redis_slow_calls_total")
+		if m, err := scrapeMetrics(ctx, sys.edges[e].AdminURL()); err == nil {
+			n += m.sum("listgate_edge_ratelimit_fallbacks_total") + m.sum("listgate_edge_ratelimit_redis_slow_calls_total")
 		}
 	}
 	return n

@@ -14,7 +14,7 @@ import (
 )
 
 // Routes as the origin's request counter labels them (the ServeMux
-// pattern; origin_http_requests_total{route=…}).
+// pattern; listgate_origin_http_requests_total{route=…}).
 const (
 	routeIntrospect = internalapi.PathIntrospect
 	routeListings   = "/v1/sites/{site}/listings"
@@ -23,7 +23,8 @@ const (
 // metricsSnapshot is a Prometheus text exposition, sample line → value.
 type metricsSnapshot map[string]float64
 
-// scrapeMetrics reads a process's /metrics.
+// scrapeMetrics reads a process's /metrics: baseURL is an edge's admin listener
+// (AdminURL) or an origin's own URL (it answers loopback).
 func scrapeMetrics(ctx context.Context, baseURL string) (metricsSnapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -81,7 +82,7 @@ func (m metricsSnapshot) sum(metric string, labels ...string) float64 {
 
 // originRequests is how many requests the origin counted on a route.
 func (m metricsSnapshot) originRequests(route string) float64 {
-	return m.sum("origin_http_requests_total", fmt.Sprintf("route=%q", route))
+	return m.sum("listgate_origin_http_requests_total", fmt.Sprintf("route=%q", route))
 }
 
 // createKey makes a key for the bench system's demo site with the origin's

@@ -198,7 +198,7 @@ func (s *benchSystem) originURLs() string {
 // else with the in-process limiter.
 func (s *benchSystem) addEdge(redisURL string, expected int) (*devproc.Process, error) {
 	env := []string{"LISTGATE_INTERNAL_TOKEN=" + benchToken, "LISTGATE_EDGE_ADDR=127.0.0.1:0",
-		"LISTGATE_ORIGIN_URL=" + s.originURLs()}
+		"LISTGATE_EDGE_ADMIN_ADDR=127.0.0.1:0", "LISTGATE_ORIGIN_URL=" + s.originURLs()}
 	if redisURL != "" {
 		env = append(env, "LISTGATE_REDIS_URL="+redisURL, "LISTGATE_EXPECTED_EDGES="+strconv.Itoa(max(expected, 1)))
 	}
@@ -218,6 +218,16 @@ func (s *benchSystem) edgeURLs() []string {
 	urls := make([]string, len(s.edges))
 	for i, e := range s.edges {
 		urls[i] = e.URL()
+	}
+	return urls
+}
+
+// edgeAdminURLs are the edges' admin listeners (their /metrics), in the
+// order of edgeURLs.
+func (s *benchSystem) edgeAdminURLs() []string {
+	urls := make([]string, len(s.edges))
+	for i, e := range s.edges {
+		urls[i] = e.AdminURL()
 	}
 	return urls
 }

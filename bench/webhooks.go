@@ -57,7 +57,7 @@ func benchWebhooks(args []string) error {
 		summarize("webhooks", "delivery lag, a lead's 201 to its webhook's arrival: p50 %s, p90 %s, p99 %s, max %s (min %s: a webhook can arrive before its 201); bound p99 < %v",
 			fmtMs(dc.Lag["p50"]), fmtMs(dc.Lag["p90"]), fmtMs(dc.Lag["p99"]), fmtMs(dc.Lag["max"]), fmtMs(dc.Lag["min"]), *bound)
 	}
-	summarize("webhooks", "attempts per delivery: %s; the origin's own lag (delivery created to 2xx, listgate_delivery_lag_seconds) mean %s",
+	summarize("webhooks", "attempts per delivery: %s; the origin's own lag (delivery created to 2xx, listgate_origin_delivery_lag_seconds) mean %s",
 		r.attempts, fmtMs(r.originLag))
 	addTable("webhooks", webhooksTable(*rate, *dur, len(r.results), dc))
 	data := map[string]any{"rate": *rate, "duration_s": dur.Seconds(), "warmup_s": warmup.Seconds(), "warmup_leads": len(r.warm),
@@ -90,7 +90,7 @@ type webhookRun struct {
 	leads      leadCheck
 	attempts   attemptStats
 	originLag  float64            // ms, mean
-	counters   map[string]float64 // listgate_deliveries_total by result
+	counters   map[string]float64 // listgate_origin_deliveries_total by result
 	examples   []string           // webhooks the receiver refused
 }
 
@@ -291,22 +291,22 @@ func awaitSettled(ctx context.Context, dbURL, endpoint string, d time.Duration) 
 	}
 }
 
-// deliveryCounters is an origin's listgate_deliveries_total by result.
+// deliveryCounters is an origin's listgate_origin_deliveries_total by result.
 func deliveryCounters(m metricsSnapshot) map[string]float64 {
 	out := map[string]float64{}
 	for _, r := range []string{"delivered", "retry", "failed", "held", "skipped"} {
-		out[r] = m.sum("listgate_deliveries_total", fmt.Sprintf("result=%q", r))
+		out[r] = m.sum("listgate_origin_deliveries_total", fmt.Sprintf("result=%q", r))
 	}
 	return out
 }
 
 // originDeliveries is what an origin's metrics say of the deliveries
-// between two scrapes: the mean of listgate_delivery_lag_seconds (from a
+// between two scrapes: the mean of listgate_origin_delivery_lag_seconds (from a
 // delivery's creation to its 2xx) in milliseconds, and
-// listgate_deliveries_total by result.
+// listgate_origin_deliveries_total by result.
 func originDeliveries(before, after metricsSnapshot) (lagMeanMS float64, counters map[string]float64) {
-	if n := after.sum("listgate_delivery_lag_seconds_count") - before.sum("listgate_delivery_lag_seconds_count"); n > 0 {
-		lagMeanMS = 1000 * (after.sum("listgate_delivery_lag_seconds_sum") - before.sum("listgate_delivery_lag_seconds_sum")) / n
+	if n := after.sum("listgate_origin_delivery_lag_seconds_count") - before.sum("listgate_origin_delivery_lag_seconds_count"); n > 0 {
+		lagMeanMS = 1000 * (after.sum("listgate_origin_delivery_lag_seconds_sum") - before.sum("listgate_origin_delivery_lag_seconds_sum")) / n
 	}
 	counters, c0 := deliveryCounters(after), deliveryCounters(before)
 	for k := range counters {

@@ -17,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
 	"github.com/listgate/listgate/edge/gateway"
@@ -80,6 +79,13 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	defer ln.Close()
+	adm, err := listenAdmin(cfg.AdminAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (admin_addr, LISTGATE_EDGE_ADMIN_ADDR): %w", cfg.AdminAddr, err)
+	}
+	defer adm.Close()
+	// Before the listening line: whoever waits for that one knows both.
+	log.Info("admin endpoints", "admin_addr", adm.Addr(), "paths", "/metrics /debug/pprof/")
 	origins, err := upstream.New(upstream.Options{URLs: cfg.OriginURLs(), InternalToken: cfg.InternalToken,
 		Timeout: cfg.OriginTimeout, StreamTimeout: max(cfg.OriginTimeout, cfg.UploadTimeout),
 		HealthInterval: cfg.OriginHealthInterval, Log: log})
@@ -140,7 +146,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	registerCacheMetrics(keys, cache)
+	adm.serve(keys, cache, log)
 	stream, err := followEvents(ctx, origins, keys, cache, log)
 	if err != nil {
 		return err
@@ -188,14 +194,4 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	err = srv.ShutdownWithContext(sctx)
 	log.Info("stopped")
 	return err
-}
-
-// registerCacheMetrics exposes the key and response caches' hit counts;
-// the hit ratio is hits / (hits + misses).
-func registerCacheMetrics(keys *keycache.Cache, cache *respcache.Cache) {
-	metrics.NewGauge(`edge_key_cache_hits_total`, func() float64 { h, _ := keys.Stats(); return float64(h) })
-	metrics.NewGauge(`edge_key_cache_misses_total`, func() float64 { _, m := keys.Stats(); return float64(m) })
-	metrics.NewGauge(`edge_response_cache_hits_total`, func() float64 { h, _, _ := cache.Stats(); return float64(h) })
-	metrics.NewGauge(`edge_response_cache_misses_total`, func() float64 { _, m, _ := cache.Stats(); return float64(m) })
-	metrics.NewGauge(`edge_response_cache_stale_total`, func() float64 { _, _, s := cache.Stats(); return float64(s) })
 }

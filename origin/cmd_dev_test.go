@@ -26,6 +26,7 @@ func TestDevStopsTheEdgeFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Setenv("LISTGATE_EDGE_ADMIN_ADDR", "127.0.0.1:0") // the edge's, inherited
 	dbURL := storetest.URL(t)
 	vars := map[string]string{"LISTGATE_DATABASE_URL": dbURL,
 		"LISTGATE_ORIGIN_ADDR": "127.0.0.1:0", "LISTGATE_EDGE_ADDR": "127.0.0.1:0"}
@@ -104,6 +105,7 @@ func TestDevAtWarnLevel(t *testing.T) {
 	edgeAddr := ln.Addr().String()
 	ln.Close()
 	t.Setenv("LISTGATE_LOG_LEVEL", "warn") // the edge's, inherited
+	t.Setenv("LISTGATE_EDGE_ADMIN_ADDR", "127.0.0.1:0")
 	vars := map[string]string{"LISTGATE_DATABASE_URL": storetest.URL(t), "LISTGATE_LOG_LEVEL": "warn",
 		"LISTGATE_ORIGIN_ADDR": "127.0.0.1:0", "LISTGATE_EDGE_ADDR": edgeAddr}
 	var out, logs syncBuffer

@@ -290,14 +290,19 @@ func cmdDev(ctx context.Context, args []string, e *env) error {
 		mu.Unlock()
 		front := "http://" + addr
 		edgeLine := "not started: " + fmt.Sprint(err)
+		adminLine := "-"
 		if err == nil {
 			front = p.URL()
 			edgeLine = front + "   (the public API: keys, limits, cache)"
+			if a := p.AdminURL(); a != "" {
+				adminLine = a + "/metrics   (and /debug/pprof/; loopback only)"
+			}
 		}
 		fmt.Fprintf(e.stdout, `
 Listgate is running. Ctrl-C stops everything.
 
   edge            %[12]s
+  edge metrics    %[15]s
   dashboard       %[13]s/dashboard   (%[14]s)
   origin          http://%[1]s   (GET /healthz, /readyz, /metrics)
   database        %[2]s
@@ -313,7 +318,7 @@ Try:
 
 `, addr, dbNote, tokenNote, demo.Site.ID, demo.Site.Name, demo.Site.Plan,
 			demo.ReadKey.Key, joinScopes(demo.ReadKey.Scopes), demo.LeadKey.Key, joinScopes(demo.LeadKey.Scopes),
-			demo.Listings.Created, edgeLine, front, dashNote)
+			demo.Listings.Created, edgeLine, front, dashNote, adminLine)
 	})
 }
 

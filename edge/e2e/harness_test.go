@@ -59,6 +59,15 @@ func (p *proc) stop()       { p.Stop() }
 func (p *proc) kill()       { p.Kill() }
 func (p *proc) url() string { return p.URL() }
 
+// metricsURL is where p serves /metrics: an edge's admin listener, or the
+// origin's own port (which answers it to loopback).
+func (p *proc) metricsURL() string {
+	if a := p.AdminURL(); a != "" {
+		return a + "/metrics"
+	}
+	return p.URL() + "/metrics"
+}
+
 // system is an origin with its database and any number of edges.
 type system struct {
 	tb     testing.TB
@@ -121,7 +130,7 @@ func (s *system) startEdge(o edgeOpts) *proc {
 		origins = s.origin.url()
 	}
 	env := []string{"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_EDGE_ADDR=" + addr,
-		"LISTGATE_ORIGIN_URL=" + origins}
+		"LISTGATE_EDGE_ADMIN_ADDR=127.0.0.1:0", "LISTGATE_ORIGIN_URL=" + origins}
 	if o.redisURL != "" {
 		env = append(env, "LISTGATE_REDIS_URL="+o.redisURL)
 	}

@@ -9,10 +9,11 @@ import (
 	"time"
 )
 
-// metric reads one sample of a process's /metrics (0 when absent).
+// metric reads one sample of a process's /metrics (0 when absent): an
+// edge's on its admin listener, the origin's on its port.
 func metric(tb testing.TB, p *proc, sample string) float64 {
 	tb.Helper()
-	resp, err := client.Get(p.url() + "/metrics")
+	resp, err := client.Get(p.metricsURL())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestTwoOrigins(t *testing.T) {
 	site := s.site("enterprise")
 	key := s.key(site, "listings:read,leads:write")
 	s.importFeed(site, feed("2024-02-01-10:00:00", "First headline"))
-	const served = `origin_http_requests_total{route="/v1/`
+	const served = `listgate_origin_http_requests_total{route="/v1/`
 	n := 0
 	requests := func(round string) {
 		t.Helper()
@@ -80,7 +81,7 @@ func TestTwoOrigins(t *testing.T) {
 	if metric(t, a, served) < 5 || metric(t, b, served) < 5 {
 		t.Fatalf("not balanced: %v and %v requests", metric(t, a, served), metric(t, b, served))
 	}
-	up := `edge_origin_up{origin="` + b.url() + `"}`
+	up := `listgate_edge_origin_up{origin="` + b.url() + `"}`
 	addr := b.addr
 	b.stop()
 	requests("one origin stopped")

@@ -29,7 +29,7 @@ func TestEdgeStartFailsFast(t *testing.T) {
 		"port busy":            {[]string{"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_ORIGIN_URL=" + s.origin.url(), "LISTGATE_EDGE_ADDR=" + busy.Addr().String()}, "address already in use"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			env := append([]string{"LISTGATE_EDGE_ADDR=127.0.0.1:0"}, tc.env...)
+			env := append([]string{"LISTGATE_EDGE_ADDR=127.0.0.1:0", "LISTGATE_EDGE_ADMIN_ADDR=127.0.0.1:0"}, tc.env...)
 			start := time.Now()
 			p, err := devproc.Start(bins.Edge, devproc.Options{Env: env, StartTimeout: 20 * time.Second})
 			if err == nil {

@@ -6,8 +6,21 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
-	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/pkg/promtext"
 )
+
+func init() {
+	promtext.Describe("listgate_edge_requests_total", "Requests answered by the edge, by route (the API route's name; unmatched, preflight) and status.")
+	promtext.Describe("listgate_edge_request_duration_seconds", "Time the edge took to answer a request, by route.")
+	promtext.Describe("listgate_edge_key_offline_rejections_total", "Malformed keys (bad prefix, length or checksum) refused without a lookup.")
+	promtext.Describe("listgate_edge_origin_errors_total", "Requests the origin could not answer (unreachable, timeout, 5xx on a lookup) that the edge answered with an error.")
+	promtext.Describe("listgate_edge_auth_throttled_total", "Uncached keys refused without an origin call because their client address failed authentication too often.")
+}
+
+// durationBuckets are the bounds of the request duration histograms: a
+// cached read takes tens of microseconds, a forwarded one milliseconds.
+var durationBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
 // gatewayMetrics are the edge's counters, made once so the request path
 // formats no metric names.
@@ -23,9 +36,9 @@ type gatewayMetrics struct {
 
 func newMetrics() *gatewayMetrics {
 	m := &gatewayMetrics{
-		offlineRejects: metrics.GetOrCreateCounter(`edge_key_offline_rejections_total`),
-		originErrors:   metrics.GetOrCreateCounter(`edge_origin_errors_total`),
-		authThrottled:  metrics.GetOrCreateCounter(`edge_auth_throttled_total`),
+		offlineRejects: metrics.GetOrCreateCounter(`listgate_edge_key_offline_rejections_total`),
+		originErrors:   metrics.GetOrCreateCounter(`listgate_edge_origin_errors_total`),
+		authThrottled:  metrics.GetOrCreateCounter(`listgate_edge_auth_throttled_total`),
 	}
 	m.preflight = m.route("preflight")
 	return m
@@ -35,12 +48,13 @@ func newMetrics() *gatewayMetrics {
 type routeMetrics struct {
 	name     string
 	statuses [600]atomic.Pointer[metrics.Counter]
-	duration *metrics.Histogram
+	duration *metrics.PrometheusHistogram
 }
 
 func (m *gatewayMetrics) route(name string) *routeMetrics {
 	return &routeMetrics{name: name,
-		duration: metrics.GetOrCreateHistogram(fmt.Sprintf(`edge_request_duration_seconds{route=%q}`, name))}
+		duration: metrics.GetOrCreatePrometheusHistogramExt(fmt.Sprintf(`listgate_edge_request_duration_seconds{route=%q}`, name),
+			durationBuckets)}
 }
 
 func (r *routeMetrics) observe(status int, start time.Time) {
@@ -49,16 +63,9 @@ func (r *routeMetrics) observe(status int, start time.Time) {
 	}
 	c := r.statuses[status].Load()
 	if c == nil {
-		c = metrics.GetOrCreateCounter(fmt.Sprintf(`edge_requests_total{route=%q,status="%d"}`, r.name, status))
+		c = metrics.GetOrCreateCounter(fmt.Sprintf(`listgate_edge_requests_total{route=%q,status="%d"}`, r.name, status))
 		r.statuses[status].Store(c)
 	}
 	c.Inc()
 	r.duration.UpdateDuration(start)
-}
-
-// serveMetrics writes the Prometheus text exposition.
-func (g *Gateway) serveMetrics(ctx *fasthttp.RequestCtx) {
-	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
-	ctx.Response.Header.Set("Cache-Control", "no-store")
-	metrics.WritePrometheus(ctx, true)
 }

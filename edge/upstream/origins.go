@@ -15,7 +15,14 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/listgate/listgate/pkg/internalapi"
+	"github.com/listgate/listgate/pkg/promtext"
 )
+
+func init() {
+	promtext.Describe("listgate_edge_origin_retries_total",
+		"Requests to an origin sent again to another one (the first never reached its origin, or was idempotent or carried Idempotency-Key).")
+	promtext.Describe("listgate_edge_origin_up", "1 while the origin (label origin, its URL) answers its /readyz health check, 0 while it is ejected.")
+}
 
 // Options configure New. Zero fields take the defaults documented on them.
 type Options struct {
@@ -98,7 +105,7 @@ func New(opts Options) (*Origins, error) {
 		opts.HealthInterval = time.Second
 	}
 	o := &Origins{opts: opts, log: opts.Log, back: make(chan struct{}, 1),
-		retries: metrics.GetOrCreateCounter(`edge_origin_retries_total`)}
+		retries: metrics.GetOrCreateCounter(`listgate_edge_origin_retries_total`)}
 	if o.log == nil {
 		o.log = slog.Default()
 	}
@@ -150,7 +157,7 @@ func newOrigin(raw string, opts Options) (*Origin, error) {
 	}
 	Configure(or.fresh, 0, nil)
 	or.up.Store(true)
-	or.gauge = metrics.GetOrCreateGauge(fmt.Sprintf(`edge_origin_up{origin=%q}`, or.URL), nil)
+	or.gauge = metrics.GetOrCreateGauge(fmt.Sprintf(`listgate_edge_origin_up{origin=%q}`, or.URL), nil)
 	or.gauge.Set(1)
 	return or, nil
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/netip"
 	"runtime/debug"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/internalapi"
 	"github.com/listgate/listgate/pkg/logctx"
+	"github.com/listgate/listgate/pkg/promtext"
 )
 
 // Headers the edge sets on forwarded requests. The origin believes them only
@@ -182,9 +184,10 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		if pattern == "" || pattern == "/" {
 			pattern = "unmatched"
 		}
-		metrics.GetOrCreateCounter(fmt.Sprintf(`origin_http_requests_total{route=%q,method=%q,status="%d"}`,
+		metrics.GetOrCreateCounter(fmt.Sprintf(`listgate_origin_http_requests_total{route=%q,method=%q,status="%d"}`,
 			pattern, r.Method, sw.status)).Inc()
-		metrics.GetOrCreateHistogram(fmt.Sprintf(`origin_http_request_duration_seconds{route=%q}`, pattern)).Update(d.Seconds())
+		metrics.GetOrCreatePrometheusHistogramExt(fmt.Sprintf(`listgate_origin_http_request_duration_seconds{route=%q}`, pattern),
+			durationBuckets).Update(d.Seconds())
 
 		level := slog.LevelInfo
 		switch {
@@ -242,14 +245,71 @@ func (s *Server) identify(next http.Handler) http.Handler {
 	})
 }
 
-// metrics writes the Prometheus text exposition, process metrics included,
-// then Config.Metrics'.
+func init() {
+	promtext.Describe("listgate_origin_http_requests_total", "HTTP requests answered by the origin, by route (the ServeMux pattern; unmatched for none), method and status.")
+	promtext.Describe("listgate_origin_http_request_duration_seconds", "Time the origin took to answer a request, by route.")
+}
+
+// durationBuckets are the bounds of the request duration histograms.
+var durationBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// metrics writes the Prometheus text exposition (every family with HELP
+// and TYPE), process metrics included, then Config.Metrics'.
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) error {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	w.Header().Set("Content-Type", promtext.ContentType)
 	w.Header().Set("Cache-Control", "no-store")
-	metrics.WritePrometheus(w, true)
 	if s.moreMetrics != nil {
-		s.moreMetrics(w)
+		promtext.Write(w, s.moreMetrics)
+	} else {
+		promtext.Write(w)
+	}
+	return nil
+}
+
+// operatorOnly serves h to operators alone: a request that carries the
+// internal token (X-Listgate-Internal-Token, or Authorization: Bearer
+// TOKEN as Prometheus sends a scrape's credentials) or that comes from a
+// loopback address. Anyone else gets 404, as for a path that does not
+// exist. The guard of /metrics and /debug/pprof/.
+func (s *Server) operatorOnly(h HandlerFunc) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if !s.fromOperator(r) {
+			return apierror.NotFound("no such path")
+		}
+		return h(w, r)
+	}
+}
+
+func (s *Server) fromOperator(r *http.Request) bool {
+	if FromEdge(r.Context()) {
+		return true
+	}
+	if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.internalToken != "" &&
+		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.internalToken)) == 1 {
+		return true
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// pprof serves the Go runtime's profiles (net/http/pprof) under
+// /debug/pprof/.
+func pprofHandler(w http.ResponseWriter, r *http.Request) error {
+	switch strings.TrimPrefix(r.URL.Path, "/debug/pprof/") {
+	case "cmdline":
+		pprof.Cmdline(w, r)
+	case "profile":
+		pprof.Profile(w, r)
+	case "symbol":
+		pprof.Symbol(w, r)
+	case "trace":
+		pprof.Trace(w, r)
+	default:
+		pprof.Index(w, r)
 	}
 	return nil
 }

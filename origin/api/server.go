@@ -85,7 +85,10 @@ func New(cfg Config) *Server {
 
 	s.handle("GET /healthz", s.healthz)
 	s.handle("GET /readyz", s.readyz)
-	s.handle("GET /metrics", s.metrics)
+	s.handle("GET /metrics", s.operatorOnly(s.metrics))
+	// Profiles, for operators only as /metrics; not a route of the API
+	// (no Allow, not in the OpenAPI document).
+	s.mux.Handle("/debug/pprof/", s.wrap(s.operatorOnly(pprofHandler)))
 	for _, m := range cfg.Mounts {
 		m.Mount(s.handle)
 	}

@@ -192,11 +192,50 @@ func TestMetricsCountRequests(t *testing.T) {
 	// A request from the edge is counted by its route too (identify hands
 	// the mux a copy of the request).
 	do(t, s.Handler(), "HEAD", "/healthz", map[string]string{HeaderInternalToken: token})
-	_, body := do(t, s.Handler(), "GET", "/metrics", nil)
-	for _, want := range []string{`origin_http_requests_total{route="unmatched",method="GET",status="404"}`,
-		`origin_http_requests_total{route="/healthz",method="HEAD",status="200"}`, "go_goroutines", "origin_db_pool_max_conns"} {
+	_, body := do(t, s.Handler(), "GET", "/metrics", map[string]string{HeaderInternalToken: token})
+	for _, want := range []string{`listgate_origin_http_requests_total{route="unmatched",method="GET",status="404"}`,
+		`listgate_origin_http_requests_total{route="/healthz",method="HEAD",status="200"}`, "go_goroutines", "listgate_origin_db_pool_max_connections"} {
 		if !bytes.Contains(body, []byte(want)) {
 			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// /metrics and /debug/pprof/ answer operators alone: the internal token
+// (its header, or as a bearer token as Prometheus sends it) or a loopback
+// peer; anyone else gets 404 as for a path that does not exist.
+func TestMetricsForOperatorsOnly(t *testing.T) {
+	s, _ := newTestServer(t)
+	for name, tc := range map[string]struct {
+		remote string
+		hdr    map[string]string
+		want   int
+	}{
+		"internal token":       {"192.0.2.7:4000", map[string]string{HeaderInternalToken: token}, 200},
+		"bearer token":         {"192.0.2.7:4000", map[string]string{"Authorization": "Bearer " + token}, 200},
+		"loopback":             {"127.0.0.1:4000", nil, 200},
+		"loopback IPv6":        {"[::1]:4000", nil, 200},
+		"nothing":              {"192.0.2.7:4000", nil, 404},
+		"wrong token":          {"192.0.2.7:4000", map[string]string{HeaderInternalToken: strings.Repeat("x", 40)}, 404},
+		"wrong bearer":         {"192.0.2.7:4000", map[string]string{"Authorization": "Bearer " + strings.Repeat("x", 40)}, 404},
+		"token as basic":       {"192.0.2.7:4000", map[string]string{"Authorization": "Basic " + token}, 404},
+		"forwarded loopback":   {"192.0.2.7:4000", map[string]string{"X-Forwarded-For": "127.0.0.1"}, 404},
+		"client ip claim only": {"192.0.2.7:4000", map[string]string{HeaderClientIP: "127.0.0.1"}, 404},
+	} {
+		for _, path := range []string{"/metrics", "/debug/pprof/", "/debug/pprof/cmdline"} {
+			req := httptest.NewRequest("GET", path, nil)
+			req.RemoteAddr = tc.remote
+			for k, v := range tc.hdr {
+				req.Header.Set(k, v)
+			}
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, req)
+			if rec.Code != tc.want {
+				t.Errorf("%s: GET %s = %d, want %d", name, path, rec.Code, tc.want)
+			}
+			if tc.want == 404 && !strings.Contains(rec.Body.String(), `"NOT_FOUND"`) {
+				t.Errorf("%s: GET %s: %s", name, path, rec.Body)
+			}
 		}
 	}
 }

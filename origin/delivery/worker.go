@@ -32,6 +32,7 @@ import (
 
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/mail"
+	"github.com/listgate/listgate/pkg/promtext"
 	"github.com/listgate/listgate/pkg/webhook"
 )
 
@@ -86,15 +87,38 @@ type Worker struct {
 	inflight map[string]int
 }
 
+func init() {
+	promtext.Describe("listgate_origin_deliveries_total",
+		"Lead delivery attempts (webhooks and e-mail) by result: delivered (2xx or sent), retry (failed, retried later), failed (given up after 72 h), held (the endpoint is disabled), skipped (nothing to send).")
+	promtext.Describe("listgate_origin_webhook_endpoints_disabled_total", "Webhook endpoints disabled after failing every attempt for more than 24 h.")
+	promtext.Describe("listgate_origin_delivery_lag_seconds", "Time from a lead event to its successful delivery.")
+	promtext.Describe("listgate_origin_deliveries_due",
+		"Deliveries due now and not yet claimed by any origin's worker, by kind (webhook, email); read from Postgres every 5 s, counted up to 100,000.")
+	promtext.Describe("listgate_origin_delivery_oldest_due_seconds",
+		"How long the oldest due delivery of a kind has waited for a worker past its due time (0 when none); read from Postgres every 5 s.")
+}
+
 var (
-	metricDelivered = metrics.NewCounter(`listgate_deliveries_total{result="delivered"}`)
-	metricRetried   = metrics.NewCounter(`listgate_deliveries_total{result="retry"}`)
-	metricFailed    = metrics.NewCounter(`listgate_deliveries_total{result="failed"}`)
-	metricHeld      = metrics.NewCounter(`listgate_deliveries_total{result="held"}`)
-	metricSkipped   = metrics.NewCounter(`listgate_deliveries_total{result="skipped"}`)
-	metricDisabled  = metrics.NewCounter(`listgate_webhook_endpoints_disabled_total`)
-	metricLag       = metrics.NewHistogram(`listgate_delivery_lag_seconds`)
+	metricDelivered = metrics.NewCounter(`listgate_origin_deliveries_total{result="delivered"}`)
+	metricRetried   = metrics.NewCounter(`listgate_origin_deliveries_total{result="retry"}`)
+	metricFailed    = metrics.NewCounter(`listgate_origin_deliveries_total{result="failed"}`)
+	metricHeld      = metrics.NewCounter(`listgate_origin_deliveries_total{result="held"}`)
+	metricSkipped   = metrics.NewCounter(`listgate_origin_deliveries_total{result="skipped"}`)
+	metricDisabled  = metrics.NewCounter(`listgate_origin_webhook_endpoints_disabled_total`)
+	metricLag       = metrics.NewPrometheusHistogramExt(`listgate_origin_delivery_lag_seconds`, lagBuckets)
+
+	metricWebhooksDue  = metrics.NewGauge(`listgate_origin_deliveries_due{kind="webhook"}`, nil)
+	metricEmailsDue    = metrics.NewGauge(`listgate_origin_deliveries_due{kind="email"}`, nil)
+	metricWebhooksWait = metrics.NewGauge(`listgate_origin_delivery_oldest_due_seconds{kind="webhook"}`, nil)
+	metricEmailsWait   = metrics.NewGauge(`listgate_origin_delivery_oldest_due_seconds{kind="email"}`, nil)
 )
+
+// backlogInterval is how often a worker reads the delivery backlog.
+const backlogInterval = 5 * time.Second
+
+// lagBuckets are the bounds of the delivery lag histogram: from a receiver
+// that answers at once to one retried for a day.
+var lagBuckets = []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400}
 
 // New checks cfg and returns a Worker.
 func New(cfg Config) (*Worker, error) {
@@ -129,6 +153,8 @@ func New(cfg Config) (*Worker, error) {
 func (w *Worker) Run(ctx context.Context) {
 	defer w.wg.Wait()
 	go w.listen(ctx)
+	w.wg.Add(1)
+	go w.watchBacklog(ctx)
 	t := time.NewTicker(w.cfg.PollInterval)
 	defer t.Stop()
 	for ctx.Err() == nil {
@@ -142,6 +168,33 @@ func (w *Worker) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 		case <-w.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// watchBacklog reads the delivery backlog into its gauges every
+// backlogInterval until ctx ends: what a stuck worker or a flood of
+// failing endpoints leaves behind, seen from any origin.
+func (w *Worker) watchBacklog(ctx context.Context) {
+	defer w.wg.Done()
+	t := time.NewTicker(backlogInterval)
+	defer t.Stop()
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		b, err := w.cfg.DB.DeliveryBacklogNow(rctx)
+		cancel()
+		if err == nil {
+			metricWebhooksDue.Set(float64(b.WebhooksDue))
+			metricEmailsDue.Set(float64(b.EmailsDue))
+			metricWebhooksWait.Set(b.OldestWebhookWait.Seconds())
+			metricEmailsWait.Set(b.OldestEmailWait.Seconds())
+		} else if ctx.Err() == nil {
+			w.log.Debug("delivery: backlog not read", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
 		case <-t.C:
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/store"
+	"github.com/listgate/listgate/pkg/promtext"
 )
 
 // Config holds what New needs. Zero durations and sizes take the defaults
@@ -129,16 +130,28 @@ func New(cfg Config) (*Hub, error) {
 }
 
 // Metrics, shared by every hub of the process.
+func init() {
+	promtext.Describe("listgate_origin_event_streams", "Edges following this origin's event stream now.")
+	promtext.Describe("listgate_origin_events_published_total", "Events sent to the edges following this origin (one per event, whatever the number of edges).")
+	promtext.Describe("listgate_origin_event_streams_cut_total", "Event streams dropped because their edge fell too far behind.")
+	promtext.Describe("listgate_origin_events_listener_reconnects_total", "Reconnections of the origin's Postgres LISTEN session for events.")
+	promtext.Describe("listgate_origin_events_pruned_total", "Events deleted from the outbox after 24 hours.")
+	promtext.Describe("listgate_origin_event_stream_resets_total", "Resets sent to following edges (they purge their caches and resume).")
+	promtext.Describe("listgate_origin_events_gap_waits_total", "Outbox reads that held events back behind a gap of a transaction still in flight.")
+	promtext.Describe("listgate_origin_events_gaps_given_up_total", "Outbox gaps given up on (their transactions took too long or rolled back).")
+	promtext.Describe("listgate_origin_events_late_total", "Events that committed after their gap was given up on.")
+}
+
 var (
-	metricStreams      = metrics.GetOrCreateGauge("origin_event_streams", nil)
-	metricPublished    = metrics.GetOrCreateCounter("origin_events_published_total")
-	metricCut          = metrics.GetOrCreateCounter("origin_event_streams_cut_total")
-	metricReconnects   = metrics.GetOrCreateCounter("origin_events_listener_reconnects_total")
-	metricPruned       = metrics.GetOrCreateCounter("origin_events_pruned_total")
-	metricResets       = metrics.GetOrCreateCounter("origin_event_stream_resets_total")
-	metricGapsDeferred = metrics.GetOrCreateCounter("origin_events_gap_waits_total")
-	metricGapsForced   = metrics.GetOrCreateCounter("origin_events_gaps_given_up_total")
-	metricLate         = metrics.GetOrCreateCounter("origin_events_late_total")
+	metricStreams      = metrics.GetOrCreateGauge("listgate_origin_event_streams", nil)
+	metricPublished    = metrics.GetOrCreateCounter("listgate_origin_events_published_total")
+	metricCut          = metrics.GetOrCreateCounter("listgate_origin_event_streams_cut_total")
+	metricReconnects   = metrics.GetOrCreateCounter("listgate_origin_events_listener_reconnects_total")
+	metricPruned       = metrics.GetOrCreateCounter("listgate_origin_events_pruned_total")
+	metricResets       = metrics.GetOrCreateCounter("listgate_origin_event_stream_resets_total")
+	metricGapsDeferred = metrics.GetOrCreateCounter("listgate_origin_events_gap_waits_total")
+	metricGapsForced   = metrics.GetOrCreateCounter("listgate_origin_events_gaps_given_up_total")
+	metricLate         = metrics.GetOrCreateCounter("listgate_origin_events_late_total")
 )
 
 // Run listens for events and publishes them, and prunes the outbox, until

@@ -12,12 +12,13 @@ import (
 	"github.com/listgate/listgate/origin/leads/rules"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/apierror"
+	"github.com/listgate/listgate/pkg/promtext"
 )
 
 var (
-	leadsCreated    = metrics.NewCounter(`origin_leads_total{result="created"}`)
-	leadsDuplicate  = metrics.NewCounter(`origin_leads_total{result="duplicate"}`)
-	leadsReplayed   = metrics.NewCounter(`origin_leads_total{result="replayed"}`)
+	leadsCreated    = metrics.NewCounter(`listgate_origin_leads_total{result="created"}`)
+	leadsDuplicate  = metrics.NewCounter(`listgate_origin_leads_total{result="duplicate"}`)
+	leadsReplayed   = metrics.NewCounter(`listgate_origin_leads_total{result="replayed"}`)
 	errInFlight     = apierror.Conflict("a request with this Idempotency-Key is still in progress; retry later")
 	errOtherBody    = apierror.InvalidField(IdempotencyHeader, "was used with a different request body")
 	errSiteNotFound = apierror.Unauthorized("")
@@ -254,4 +255,9 @@ func (s *Service) claim(ctx context.Context, req store.IdempotencyRequest) (stor
 		case <-t.C:
 		}
 	}
+}
+
+func init() {
+	promtext.Describe("listgate_origin_leads_total",
+		"Lead submissions answered, by result: created (a new lead), duplicate (attached to an earlier lead), replayed (an Idempotency-Key's stored answer).")
 }

@@ -195,7 +195,8 @@ func TestServiceRoutesAgainstTheDocument(t *testing.T) {
 	}{
 		{call{path: "/healthz", scopes: "-"}, 200},
 		{call{path: "/readyz", scopes: "-"}, 200},
-		{call{path: "/metrics", scopes: "-"}, 200},
+		{call{path: "/metrics", scopes: "-", header: map[string]string{api.HeaderInternalToken: internalToken}}, 200},
+		{call{path: "/metrics", scopes: "-"}, 404}, // not from loopback, no token
 		{call{path: "/v1/openapi.json", scopes: "-"}, 200},
 		{call{method: "POST", path: "/v1/leads", scopes: "leads:write", header: map[string]string{"Content-Type": "application/json"},
 			body: `{"name":"Ann","email":"ann@example.com"}`}, 201},

@@ -516,3 +516,39 @@ func (db *DB) ReleaseDeliveries(ctx context.Context, ds []Delivery) error {
 	}
 	return nil
 }
+
+// DeliveryBacklog is what waits for a delivery worker, per kind (webhook
+// or e-mail): the deliveries due now (pending, their next attempt's time
+// passed, not claimed), counted up to [MaxBacklogCount], and how long the
+// oldest of them has waited past its due time (0 when none). Each figure
+// is read from the kind's partial index of due deliveries.
+type DeliveryBacklog struct {
+	WebhooksDue, EmailsDue             int64
+	OldestWebhookWait, OldestEmailWait time.Duration
+}
+
+// MaxBacklogCount bounds the count of due deliveries DeliveryBacklogNow
+// reads: past it the count says "at least".
+const MaxBacklogCount = 100_000
+
+// DeliveryBacklogNow reads the delivery backlog.
+func (db *DB) DeliveryBacklogNow(ctx context.Context) (DeliveryBacklog, error) {
+	var b DeliveryBacklog
+	var webhookWait, emailWait float64
+	err := db.Pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM (SELECT 1 FROM deliveries WHERE state = 'pending' AND endpoint_id IS NOT NULL
+			AND next_at <= now() LIMIT $1) w),
+		(SELECT count(*) FROM (SELECT 1 FROM deliveries WHERE state = 'pending' AND endpoint_id IS NULL
+			AND next_at <= now() LIMIT $1) e),
+		coalesce(extract(epoch FROM now() - (SELECT min(next_at) FROM deliveries
+			WHERE state = 'pending' AND endpoint_id IS NOT NULL AND next_at <= now())), 0)::float8,
+		coalesce(extract(epoch FROM now() - (SELECT min(next_at) FROM deliveries
+			WHERE state = 'pending' AND endpoint_id IS NULL AND next_at <= now())), 0)::float8`,
+		MaxBacklogCount).Scan(&b.WebhooksDue, &b.EmailsDue, &webhookWait, &emailWait)
+	if err != nil {
+		return DeliveryBacklog{}, fmt.Errorf("store: delivery backlog: %w", err)
+	}
+	b.OldestWebhookWait = time.Duration(webhookWait * float64(time.Second))
+	b.OldestEmailWait = time.Duration(emailWait * float64(time.Second))
+	return b, nil
+}

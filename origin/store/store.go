@@ -20,6 +20,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/puddle/v2"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/listgate/listgate/pkg/promtext"
 )
 
 // DB is the origin's connection pool. Safe for concurrent use.
@@ -104,14 +106,22 @@ func (db *DB) Ping(ctx context.Context) error {
 	return nil
 }
 
-// WritePoolMetrics writes the pool's gauges in the Prometheus text format:
-// origin_db_pool_acquired_conns, origin_db_pool_idle_conns and
-// origin_db_pool_max_conns (api.Config.Metrics).
+func init() {
+	promtext.Describe("listgate_origin_db_pool_acquired_connections", "Connections of the origin's Postgres pool in use now.")
+	promtext.Describe("listgate_origin_db_pool_idle_connections", "Connections of the origin's Postgres pool idle now.")
+	promtext.Describe("listgate_origin_db_pool_max_connections", "Size of the origin's Postgres pool (LISTGATE_DATABASE_MAX_CONNS).")
+}
+
+// WritePoolMetrics writes the pool's gauges in the Prometheus text format,
+// each with its HELP and TYPE lines:
+// listgate_origin_db_pool_acquired_connections,
+// listgate_origin_db_pool_idle_connections and
+// listgate_origin_db_pool_max_connections (api.Config.Metrics).
 func (db *DB) WritePoolMetrics(w io.Writer) {
 	st := db.Pool.Stat()
-	fmt.Fprintf(w, "origin_db_pool_acquired_conns %d\n", st.AcquiredConns())
-	fmt.Fprintf(w, "origin_db_pool_idle_conns %d\n", st.IdleConns())
-	fmt.Fprintf(w, "origin_db_pool_max_conns %d\n", st.MaxConns())
+	promtext.WriteFamily(w, "listgate_origin_db_pool_acquired_connections", "gauge", promtext.Sample{Value: float64(st.AcquiredConns())})
+	promtext.WriteFamily(w, "listgate_origin_db_pool_idle_connections", "gauge", promtext.Sample{Value: float64(st.IdleConns())})
+	promtext.WriteFamily(w, "listgate_origin_db_pool_max_connections", "gauge", promtext.Sample{Value: float64(st.MaxConns())})
 }
 
 // Close closes every connection of the pool, waiting for connections in

@@ -14,6 +14,12 @@ import (
 type Edge struct {
 	// Addr is the public listen address (LISTGATE_EDGE_ADDR). Default 127.0.0.1:8080.
 	Addr string `yaml:"addr"`
+	// AdminAddr is the operators' listen address (LISTGATE_EDGE_ADMIN_ADDR):
+	// GET /metrics (Prometheus text) and /debug/pprof/, without
+	// authentication, so keep it on loopback or a private interface; the
+	// public port answers 404 there. "off" serves neither. Default
+	// 127.0.0.1:9091.
+	AdminAddr string `yaml:"admin_addr"`
 	// OriginURL is the origins' base URLs, separated by commas
 	// (LISTGATE_ORIGIN_URL), such as http://10.0.0.5:8081,http://10.0.0.6:8081.
 	// Requests are balanced across the origins whose /readyz answers 200,
@@ -108,6 +114,7 @@ type Edge struct {
 func DefaultEdge() Edge {
 	return Edge{
 		Addr:                 "127.0.0.1:8080",
+		AdminAddr:            "127.0.0.1:9091",
 		OriginURL:            "http://127.0.0.1:8081",
 		OriginHealthInterval: time.Second,
 		RedisTimeout:         5 * time.Millisecond,
@@ -146,6 +153,7 @@ func LoadEdge(path string, get Getenv) (Edge, error) {
 		return c, err
 	}
 	envString(get, "LISTGATE_EDGE_ADDR", &c.Addr)
+	envString(get, "LISTGATE_EDGE_ADMIN_ADDR", &c.AdminAddr)
 	envString(get, "LISTGATE_ORIGIN_URL", &c.OriginURL)
 	envString(get, "LISTGATE_INTERNAL_TOKEN", &c.InternalToken)
 	envString(get, "LISTGATE_REDIS_URL", &c.RedisURL)
@@ -163,6 +171,14 @@ func LoadEdge(path string, get Getenv) (Edge, error) {
 func (c Edge) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return fmt.Errorf("config: addr %q: %w", c.Addr, err)
+	}
+	if c.AdminAddr != "off" {
+		if _, _, err := net.SplitHostPort(c.AdminAddr); err != nil {
+			return fmt.Errorf("config: admin_addr %q (LISTGATE_EDGE_ADMIN_ADDR) must be host:port or off: %w", c.AdminAddr, err)
+		}
+		if _, port, _ := net.SplitHostPort(c.AdminAddr); c.AdminAddr == c.Addr && port != "0" {
+			return fmt.Errorf("config: admin_addr must differ from addr: the public port does not serve /metrics")
+		}
 	}
 	urls := c.OriginURLs()
 	if len(urls) == 0 || len(urls) > 64 {

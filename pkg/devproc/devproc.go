@@ -53,6 +53,9 @@ type Process struct {
 	done chan struct{}
 	mu   sync.Mutex
 	log  bytes.Buffer
+	// adminAddr is the admin_addr its log named (the edge's admin
+	// listener), under mu.
+	adminAddr string
 }
 
 // Start runs bin and waits until it listens: until it answers HTTP at
@@ -98,8 +101,17 @@ func Start(bin string, opts Options) (*Process, error) {
 			if opts.Log != nil {
 				fmt.Fprintf(opts.Log, "%s\n", line)
 			}
-			var m struct{ Msg, Addr string }
-			if json.Unmarshal(line, &m) == nil && strings.HasSuffix(m.Msg, "listening") && m.Addr != "" {
+			var m struct {
+				Msg, Addr string
+				AdminAddr string `json:"admin_addr"`
+			}
+			err := json.Unmarshal(line, &m)
+			if err == nil && m.AdminAddr != "" {
+				p.mu.Lock()
+				p.adminAddr = m.AdminAddr
+				p.mu.Unlock()
+			}
+			if err == nil && strings.HasSuffix(m.Msg, "listening") && m.Addr != "" {
 				select {
 				case addrc <- m.Addr:
 				default:
@@ -148,6 +160,18 @@ func awaitPort(addr string, addrc chan<- string, done <-chan struct{}) {
 
 // URL is http://Addr.
 func (p *Process) URL() string { return "http://" + p.Addr }
+
+// AdminURL is http:// and the admin address the process logged
+// (admin_addr: the edge's /metrics and /debug/pprof/, which it logs before
+// its listening line), or "" when it logged none.
+func (p *Process) AdminURL() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.adminAddr == "" {
+		return ""
+	}
+	return "http://" + p.adminAddr
+}
 
 // Logs returns every log line so far.
 func (p *Process) Logs() string {

@@ -11,9 +11,9 @@
 // that connection, and the edge purges what it cached from earlier events.
 //
 // Metrics (VictoriaMetrics, shared by every stream of the process):
-// listgate_eventstream_connected (streams connected now),
-// listgate_eventstream_connects_total, listgate_eventstream_events_total,
-// listgate_eventstream_resets_total, listgate_eventstream_disconnects_total.
+// listgate_edge_eventstream_connected (streams connected now),
+// listgate_edge_eventstream_connects_total, listgate_edge_eventstream_events_total,
+// listgate_edge_eventstream_resets_total, listgate_edge_eventstream_disconnects_total.
 package eventstream
 
 import (
@@ -33,6 +33,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/listgate/listgate/pkg/internalapi"
+	"github.com/listgate/listgate/pkg/promtext"
 )
 
 // Options configure Subscribe. Zero fields take the defaults documented on
@@ -130,13 +131,21 @@ type Stream struct {
 	retry    time.Duration
 }
 
+func init() {
+	promtext.Describe("listgate_edge_eventstream_connected", "Event streams from an origin connected now (1 while the edge follows one).")
+	promtext.Describe("listgate_edge_eventstream_connects_total", "Connections of the event stream to an origin.")
+	promtext.Describe("listgate_edge_eventstream_events_total", "Events received on the event stream.")
+	promtext.Describe("listgate_edge_eventstream_resets_total", "Resets of the event stream: the origin could not resume from the last event seen, so the caches were purged.")
+	promtext.Describe("listgate_edge_eventstream_disconnects_total", "Event stream connections lost or refused.")
+}
+
 // Metrics, shared by every stream of the process.
 var (
-	metricConnected = metrics.GetOrCreateGauge("listgate_eventstream_connected", nil)
-	metricConnects  = metrics.GetOrCreateCounter("listgate_eventstream_connects_total")
-	metricEvents    = metrics.GetOrCreateCounter("listgate_eventstream_events_total")
-	metricResets    = metrics.GetOrCreateCounter("listgate_eventstream_resets_total")
-	metricDisconns  = metrics.GetOrCreateCounter("listgate_eventstream_disconnects_total")
+	metricConnected = metrics.GetOrCreateGauge("listgate_edge_eventstream_connected", nil)
+	metricConnects  = metrics.GetOrCreateCounter("listgate_edge_eventstream_connects_total")
+	metricEvents    = metrics.GetOrCreateCounter("listgate_edge_eventstream_events_total")
+	metricResets    = metrics.GetOrCreateCounter("listgate_edge_eventstream_resets_total")
+	metricDisconns  = metrics.GetOrCreateCounter("listgate_edge_eventstream_disconnects_total")
 )
 
 // Subscribe validates opts and starts following the stream in a goroutine

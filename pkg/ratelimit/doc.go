@@ -45,10 +45,12 @@
 // # Metrics
 //
 // Both backends register their metrics in a [github.com/VictoriaMetrics/metrics.Set]
-// (by default the process-wide one that metrics.WritePrometheus writes):
+// (by default the process-wide one the edge's /metrics writes; the edge
+// names them, docs/operations.md lists them):
 //
-//	ratelimit_decisions_total{backend="local|redis|fallback",result="allowed|rejected"}
-//	ratelimit_fallback_total              times the Redis limiter fell back to local decisions
-//	ratelimit_fallback_active             Redis limiters currently deciding locally
-//	ratelimit_redis_duration_seconds      latency of the Redis script, timeouts included
+//	listgate_edge_ratelimit_decisions_total{backend="local|redis|fallback",result="allowed|rejected"}
+//	listgate_edge_ratelimit_fallbacks_total          times the Redis limiter fell back to local decisions
+//	listgate_edge_ratelimit_fallback_active          1 while the Redis limiter decides locally
+//	listgate_edge_ratelimit_redis_duration_seconds   latency of the Redis script, timeouts included
+//	listgate_edge_ratelimit_redis_slow_calls_total   calls over the timeout decided locally alone
 package ratelimit

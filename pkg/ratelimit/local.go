@@ -16,7 +16,7 @@ type LocalOptions struct {
 	// Shards is the number of independently locked maps the sites are
 	// spread over, rounded up to a power of two. Default 256; at most 65536.
 	Shards int
-	// Metrics is where ratelimit_decisions_total{backend="local"} is
+	// Metrics is where listgate_edge_ratelimit_decisions_total{backend="local"} is
 	// registered. Default: the process-wide set (metrics.GetDefaultSet()).
 	Metrics *metrics.Set
 }

@@ -141,8 +141,8 @@ func TestLocalMetrics(t *testing.T) {
 	}
 	l.Allow(ctx, "a", 0, t0)
 	for name, want := range map[string]uint64{
-		`ratelimit_decisions_total{backend="local",result="allowed"}`:  4,
-		`ratelimit_decisions_total{backend="local",result="rejected"}`: 2,
+		`listgate_edge_ratelimit_decisions_total{backend="local",result="allowed"}`:  4,
+		`listgate_edge_ratelimit_decisions_total{backend="local",result="rejected"}`: 2,
 	} {
 		if got := set.GetOrCreateCounter(name).Get(); got != want {
 			t.Errorf("%s = %d, want %d", name, got, want)

@@ -45,8 +45,8 @@ func TestRedisTwoEdgesShareTheCountExactly(t *testing.T) {
 					t.Fatalf("OnFallback %v: Redis was not used throughout", calls)
 				}
 			}
-			allowed := a.counter(`ratelimit_decisions_total{backend="redis",result="allowed"}`) +
-				b.counter(`ratelimit_decisions_total{backend="redis",result="allowed"}`)
+			allowed := a.counter(`listgate_edge_ratelimit_decisions_total{backend="redis",result="allowed"}`) +
+				b.counter(`listgate_edge_ratelimit_decisions_total{backend="redis",result="allowed"}`)
 			if allowed != uint64(2*tc.limit) {
 				t.Errorf("redis allowed decisions %d, want %d", allowed, 2*tc.limit)
 			}
@@ -56,7 +56,7 @@ func TestRedisTwoEdgesShareTheCountExactly(t *testing.T) {
 
 // TestRedisKilledFallsBackOnce crashes Redis mid-window: decisions go on
 // from the local fallback at limit/ExpectedEdges, with one OnFallback(true),
-// one warning and one count in ratelimit_fallback_total however many
+// one warning and one count in listgate_edge_ratelimit_fallbacks_total however many
 // requests and probes follow.
 func TestRedisKilledFallsBackOnce(t *testing.T) {
 	srv := devdbtest.NewRedis(t)
@@ -109,18 +109,18 @@ func TestRedisKilledFallsBackOnce(t *testing.T) {
 	if n := h.logs.count(slog.LevelWarn); n != 1 {
 		t.Errorf("%d warnings, want 1:\n%s", n, h.logs.text())
 	}
-	if n := h.counter(`ratelimit_fallback_total`); n != 1 {
-		t.Errorf("ratelimit_fallback_total = %d, want 1", n)
+	if n := h.counter(`listgate_edge_ratelimit_fallbacks_total`); n != 1 {
+		t.Errorf("listgate_edge_ratelimit_fallbacks_total = %d, want 1", n)
 	}
-	if g := h.gauge(`ratelimit_fallback_active`); g != 1 {
-		t.Errorf("ratelimit_fallback_active = %v, want 1", g)
+	if g := h.gauge(`listgate_edge_ratelimit_fallback_active`); g != 1 {
+		t.Errorf("listgate_edge_ratelimit_fallback_active = %v, want 1", g)
 	}
-	if n := h.counter(`ratelimit_decisions_total{backend="fallback",result="allowed"}`); n != 20+1+1 {
+	if n := h.counter(`listgate_edge_ratelimit_decisions_total{backend="fallback",result="allowed"}`); n != 20+1+1 {
 		t.Errorf("fallback allowed decisions %d, want 22", n)
 	}
 	h.Close()
-	if g := h.gauge(`ratelimit_fallback_active`); g != 0 {
-		t.Errorf("ratelimit_fallback_active after Close = %v, want 0", g)
+	if g := h.gauge(`listgate_edge_ratelimit_fallback_active`); g != 0 {
+		t.Errorf("listgate_edge_ratelimit_fallback_active after Close = %v, want 0", g)
 	}
 }
 
@@ -181,11 +181,11 @@ return 1`)
 			}
 
 			h.events.await(t, false)
-			before := h.counter(`ratelimit_decisions_total{backend="redis",result="allowed"}`)
+			before := h.counter(`listgate_edge_ratelimit_decisions_total{backend="redis",result="allowed"}`)
 			if d := h.Allow(ctx, "after", 60, t0); d != ok(60, 59, minute(1)) {
 				t.Errorf("after the return: %+v", d)
 			}
-			if after := h.counter(`ratelimit_decisions_total{backend="redis",result="allowed"}`); after != before+1 {
+			if after := h.counter(`listgate_edge_ratelimit_decisions_total{backend="redis",result="allowed"}`); after != before+1 {
 				t.Errorf("the request after the return was not decided by Redis")
 			}
 			if calls := h.events.calls(); len(calls) != 2 {
@@ -194,11 +194,11 @@ return 1`)
 			if w, i := h.logs.count(slog.LevelWarn), h.logs.count(slog.LevelInfo); w != 1 || i != 1 {
 				t.Errorf("%d warnings and %d info lines, want 1 and 1:\n%s", w, i, h.logs.text())
 			}
-			if g := h.gauge(`ratelimit_fallback_active`); g != 0 {
-				t.Errorf("ratelimit_fallback_active = %v, want 0", g)
+			if g := h.gauge(`listgate_edge_ratelimit_fallback_active`); g != 0 {
+				t.Errorf("listgate_edge_ratelimit_fallback_active = %v, want 0", g)
 			}
-			if n := h.counter(`ratelimit_fallback_total`); n != 1 {
-				t.Errorf("ratelimit_fallback_total = %d, want 1", n)
+			if n := h.counter(`listgate_edge_ratelimit_fallbacks_total`); n != 1 {
+				t.Errorf("listgate_edge_ratelimit_fallbacks_total = %d, want 1", n)
 			}
 		})
 	}
@@ -342,12 +342,12 @@ func TestRedisOneSlowCallDoesNotFallBack(t *testing.T) {
 	if d := h.Allow(ctx, "slow", 60, t0); !d.Allowed {
 		t.Fatalf("slow call: %+v", d)
 	}
-	if n := h.counter(`ratelimit_redis_slow_calls_total`); n != 1 {
-		t.Fatalf("ratelimit_redis_slow_calls_total = %d, want 1", n)
+	if n := h.counter(`listgate_edge_ratelimit_redis_slow_calls_total`); n != 1 {
+		t.Fatalf("listgate_edge_ratelimit_redis_slow_calls_total = %d, want 1", n)
 	}
-	before := h.counter(`ratelimit_decisions_total{backend="redis",result="allowed"}`)
+	before := h.counter(`listgate_edge_ratelimit_decisions_total{backend="redis",result="allowed"}`)
 	deadline := time.Now().Add(waitLimit)
-	for h.counter(`ratelimit_decisions_total{backend="redis",result="allowed"}`) == before {
+	for h.counter(`listgate_edge_ratelimit_decisions_total{backend="redis",result="allowed"}`) == before {
 		if time.Now().After(deadline) {
 			t.Fatal("Redis never decided again after the pause")
 		}
@@ -356,7 +356,7 @@ func TestRedisOneSlowCallDoesNotFallBack(t *testing.T) {
 	if calls := h.events.calls(); len(calls) != 0 {
 		t.Errorf("OnFallback calls %v, want none", calls)
 	}
-	if n := h.counter(`ratelimit_fallback_total`); n != 0 {
-		t.Errorf("ratelimit_fallback_total = %d, want 0", n)
+	if n := h.counter(`listgate_edge_ratelimit_fallbacks_total`); n != 0 {
+		t.Errorf("listgate_edge_ratelimit_fallbacks_total = %d, want 0", n)
 	}
 }

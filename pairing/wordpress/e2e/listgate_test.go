@@ -67,7 +67,7 @@ func startListgate(t *testing.T) *listgate {
 		"LISTGATE_INTERNAL_TOKEN=" + internalToken, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0",
 		"LISTGATE_PUBLIC_URL=" + l.edgeURL}})
 	l.edge = devproctest.Start(t, "edge", bins.Edge, devproc.Options{Env: []string{"LISTGATE_INTERNAL_TOKEN=" + internalToken,
-		"LISTGATE_EDGE_ADDR=" + edgeAddr, "LISTGATE_ORIGIN_URL=" + l.origin.URL()}})
+		"LISTGATE_EDGE_ADDR=" + edgeAddr, "LISTGATE_EDGE_ADMIN_ADDR=127.0.0.1:0", "LISTGATE_ORIGIN_URL=" + l.origin.URL()}})
 	return l
 }
 
@@ -170,12 +170,12 @@ func (l *listgate) listing(tb testing.TB, ref string) model.Listing {
 	return li
 }
 
-// edgeRequests sums the edge's edge_requests_total counters of every route
+// edgeRequests sums the edge's listgate_edge_requests_total counters of every route
 // for one status (0: every status, so every API request the edge
 // answered), from its /metrics.
 func (l *listgate) edgeRequests(tb testing.TB, status int) int {
 	tb.Helper()
-	resp, err := client.Get(l.edgeURL + "/metrics")
+	resp, err := client.Get(l.edge.AdminURL() + "/metrics")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func (l *listgate) edgeRequests(tb testing.TB, status int) int {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "edge_requests_total{") {
+		if !strings.HasPrefix(line, "listgate_edge_requests_total{") {
 			continue
 		}
 		name, value, ok := strings.Cut(line, " ")
