@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 
 	"go.opentelemetry.io/otel"
@@ -25,7 +26,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Getenv looks up an environment variable (os.LookupEnv in production).
+// Getenv looks up an environment variable (os.LookupEnv in production; nil
+// is os.LookupEnv).
 type Getenv func(name string) (string, bool)
 
 // Tracing is a running tracer provider and its exporter. A nil *Tracing is
@@ -43,6 +45,9 @@ type Tracing struct {
 // exporter this program does not have (gRPC, say) is an error. Spans are
 // exported in batches in the background; log receives export failures.
 func Start(ctx context.Context, service string, getenv Getenv, log *slog.Logger) (*Tracing, error) {
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
 	get := func(k string) string { v, _ := getenv(k); return strings.TrimSpace(v) }
 	if strings.EqualFold(get("OTEL_SDK_DISABLED"), "true") {
 		return nil, nil

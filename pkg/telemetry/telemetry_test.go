@@ -31,6 +31,20 @@ func TestOff(t *testing.T) {
 	}
 }
 
+// A nil Getenv is the process's environment.
+func TestNilGetenv(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	if tr, err := telemetry.Start(context.Background(), "svc", nil, nil); tr != nil || err != nil {
+		t.Fatalf("Start = %v, %v; want off", tr, err)
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+	if _, err := telemetry.Start(context.Background(), "svc", nil, nil); err == nil {
+		t.Error("the process's environment was not read")
+	}
+}
+
 func TestRefusesWhatItCannotDo(t *testing.T) {
 	for name, vars := range map[string]map[string]string{
 		"grpc":   {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
