@@ -344,7 +344,8 @@ func demoUser(ctx context.Context, db *store.DB, siteID string) string {
 const sweepInterval = 10 * time.Minute
 
 // usageRetention is how long per-minute usage counts are kept: the
-// dashboard charts the last hour.
+// dashboard charts the last hour of minutes (days and months come from
+// usage_hours, kept store.UsageHourRetention).
 const usageRetention = 48 * time.Hour
 
 // sweepLoop runs store.Sweep now and every sweepInterval until ctx ends.
@@ -357,7 +358,7 @@ func sweepLoop(ctx context.Context, db *store.DB, log *slog.Logger) {
 		case err != nil && ctx.Err() == nil:
 			log.Warn("sweep", "err", err)
 		case swept.Total() > 0:
-			log.Info("swept expired rows", "idempotency_keys", swept.IdempotencyKeys, "sessions", swept.Sessions, "usage_minutes", swept.Usage, "feed_jobs", swept.FeedJobs, "pairings_expired", swept.Pairings)
+			log.Info("swept expired rows", "idempotency_keys", swept.IdempotencyKeys, "sessions", swept.Sessions, "usage_minutes", swept.Usage, "usage_hours", swept.UsageHours, "usage_reports", swept.UsageReports, "feed_jobs", swept.FeedJobs, "pairings_expired", swept.Pairings)
 		}
 		select {
 		case <-ctx.Done():
