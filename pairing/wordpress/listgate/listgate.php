@@ -3,7 +3,7 @@
  * Plugin Name:       Listgate
  * Plugin URI:        https://github.com/listgate/listgate
  * Description:       Shows your agency's property listings from Listgate on your WordPress site, with search filters, single listing pages and an enquiry form that sends leads to Listgate.
- * Version:           1.1.0
+ * Version:           1.2.0
  * Requires at least: 6.1
  * Requires PHP:      8.1
  * Author:            Listgate
@@ -20,7 +20,7 @@ defined( 'ABSPATH' ) || exit;
 /**
  * The plugin's version; sent to Listgate when pairing and in the User-Agent.
  */
-define( 'LISTGATE_VERSION', '1.1.0' );
+define( 'LISTGATE_VERSION', '1.2.0' );
 
 /**
  * The main plugin file.
@@ -41,6 +41,7 @@ require_once LISTGATE_DIR . 'includes/class-listgate-format.php';
 require_once LISTGATE_DIR . 'includes/class-listgate-filters.php';
 require_once LISTGATE_DIR . 'includes/class-listgate-shortcodes.php';
 require_once LISTGATE_DIR . 'includes/class-listgate-enquiry.php';
+require_once LISTGATE_DIR . 'includes/class-listgate-views.php';
 
 /**
  * Loads the plugin's translations.
@@ -62,5 +63,6 @@ function listgate_boot() {
 	Listgate_Settings::register();
 	Listgate_Shortcodes::register();
 	Listgate_Enquiry::register();
+	Listgate_Views::register();
 }
 add_action( 'plugins_loaded', 'listgate_boot' );

@@ -49,6 +49,8 @@ function listgate_uninstall_site() {
 		'listgate_lead_key',
 		'listgate_cache_version',
 		'listgate_throttle',
+		'listgate_beacon_id',
+		'listgate_views_enabled',
 	);
 	foreach ( $options as $option ) {
 		delete_option( $option );

@@ -287,7 +287,7 @@ class Listgate_Pairing {
 	/**
 	 * Stores the delivered key.
 	 *
-	 * @param array $json The 200 body: api_key, key_id, site_id, scopes, base_url.
+	 * @param array $json The 200 body: api_key, key_id, site_id, scopes, base_url, beacon_id.
 	 * @return array The answer for the browser.
 	 */
 	private static function complete( $json ) {
@@ -308,6 +308,12 @@ class Listgate_Pairing {
 		listgate_update_private_option( 'listgate_site_id', $site );
 		listgate_update_private_option( 'listgate_key_id', isset( $json['key_id'] ) ? sanitize_text_field( (string) $json['key_id'] ) : '' );
 		listgate_update_private_option( 'listgate_scopes', $scopes );
+		// The site's beacon id (public, views:write alone), for the listing
+		// view beacons; a Listgate without one leaves the current id.
+		$beacon = isset( $json['beacon_id'] ) && is_string( $json['beacon_id'] ) ? $json['beacon_id'] : '';
+		if ( '' !== $beacon && $beacon !== $key ) {
+			Listgate_Views::set_beacon_id( $beacon );
+		}
 		delete_transient( self::TRANSIENT );
 		delete_transient( self::OUTCOME_TRANSIENT );
 		Listgate_Client::flush_cache();

@@ -137,6 +137,19 @@ class Listgate_Settings {
 			}
 		}
 
+		// The form always has the views switch: unticked, it is not posted.
+		update_option( Listgate_Views::ENABLED_OPTION, empty( $_POST['listgate_views_enabled'] ) ? '0' : '1' );
+		$beacon = isset( $_POST['listgate_beacon_id'] ) ? trim( sanitize_text_field( wp_unslash( $_POST['listgate_beacon_id'] ) ) ) : '';
+		if ( $beacon !== Listgate_Views::beacon_id() ) {
+			$problem = self::check_beacon_id( $beacon );
+			if ( '' !== $problem ) {
+				$saved = false;
+				listgate_queue_notice( 'error', $problem . ' ' . __( 'The beacon id was not changed.', 'listgate' ) );
+			} else {
+				Listgate_Views::set_beacon_id( $beacon );
+			}
+		}
+
 		if ( $saved ) {
 			listgate_queue_notice( 'success', __( 'Settings saved.', 'listgate' ) );
 		}
@@ -176,6 +189,52 @@ class Listgate_Settings {
 				break;
 			default:
 				listgate_queue_notice( 'warning', __( 'The lead key was saved, but Listgate could not be asked whether it works right now.', 'listgate' ) );
+		}
+	}
+
+	/**
+	 * Checks a beacon id an administrator entered before it is stored: it
+	 * goes into every listing page, so it must be the site's beacon id
+	 * (scope views:write alone) and never a secret key. Listgate answers a
+	 * HEAD of the pixel with it (which counts nothing) with 200 only for a
+	 * key of this site with views:write, which can have no other scope.
+	 *
+	 * @param string $id The id entered; "" forgets the current one.
+	 * @return string "" when it may be stored, else what is wrong.
+	 */
+	private static function check_beacon_id( $id ) {
+		if ( '' === $id ) {
+			return '';
+		}
+		if ( ! preg_match( Listgate_Views::BEACON_PATTERN, $id ) ) {
+			return __( 'That is not a beacon id (they start with lgk_ and are 40 characters long).', 'listgate' );
+		}
+		if ( hash_equals( (string) get_option( 'listgate_api_key', '' ), $id ) || hash_equals( (string) get_option( 'listgate_lead_key', '' ), $id ) ) {
+			return __( 'That is a secret key of this site, not its beacon id: it must never be put in a page.', 'listgate' );
+		}
+		if ( ! listgate_is_connected() ) {
+			return __( 'Connect this site first: connecting fills in the beacon id.', 'listgate' );
+		}
+		$response = Listgate_Client::request(
+			'HEAD',
+			Listgate_Client::site_path( 'views.gif' ),
+			array(
+				'query'   => array(
+					'k'       => $id,
+					'listing' => '1',
+				),
+				'headers' => array( 'Accept' => 'image/gif' ),
+			)
+		);
+		switch ( $response['status'] ) {
+			case 200:
+				return '';
+			case 401:
+				return __( 'Listgate does not know this beacon id (unknown or rotated).', 'listgate' );
+			case 403:
+				return __( 'Listgate says this is not this site\'s beacon id (another site\'s, or a key with other scopes, which must never be put in a page).', 'listgate' );
+			default:
+				return __( 'Listgate could not check the beacon id right now; try again in a moment.', 'listgate' );
 		}
 	}
 
@@ -262,6 +321,27 @@ class Listgate_Settings {
 							<?php endif; ?>
 							<p class="description">
 								<?php esc_html_e( 'An API key of your Listgate site with the leads:write scope; the enquiry form sends leads with it. The key that pairing creates is read-only. Leave empty to keep the current key.', 'listgate' ); ?>
+							</p>
+						</td>
+					</tr>
+					<tr>
+						<th scope="row"><?php esc_html_e( 'Listing views', 'listgate' ); ?></th>
+						<td>
+							<label for="listgate_views_enabled">
+								<input type="checkbox" name="listgate_views_enabled" id="listgate_views_enabled" value="1" <?php checked( Listgate_Views::enabled() ); ?>>
+								<?php esc_html_e( 'Count views of listing pages', 'listgate' ); ?>
+							</label>
+							<p class="description">
+								<?php esc_html_e( 'A listing page tells Listgate, after it has loaded, that it was viewed: the listing and the page\'s path, nothing about the visitor, and no cookie. Listgate counts views and unique visitors per listing and day for your vendor reports. Views by users who can edit posts, previews and admin pages are not counted. Unticked, pages carry no beacon at all.', 'listgate' ); ?>
+							</p>
+						</td>
+					</tr>
+					<tr>
+						<th scope="row"><label for="listgate_beacon_id"><?php esc_html_e( 'Beacon id', 'listgate' ); ?></label></th>
+						<td>
+							<input type="text" name="listgate_beacon_id" id="listgate_beacon_id" class="regular-text code" value="<?php echo esc_attr( Listgate_Views::beacon_id() ); ?>" spellcheck="false" autocomplete="off" placeholder="<?php esc_attr_e( 'lgk_…', 'listgate' ); ?>">
+							<p class="description">
+								<?php esc_html_e( 'Your Listgate site\'s public beacon id: it can only count views, and is in the source of every listing page by design. Connecting fills it in; a site connected before version 1.2 can connect again, or paste it here.', 'listgate' ); ?>
 							</p>
 						</td>
 					</tr>

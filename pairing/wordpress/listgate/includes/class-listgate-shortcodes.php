@@ -301,7 +301,7 @@ class Listgate_Shortcodes {
 				'back_url' => $back,
 				'enquiry'  => Listgate_Enquiry::form_args( $listing ),
 			)
-		);
+		) . Listgate_Views::markup( $listing['listing_ref'] );
 	}
 
 	/**

@@ -117,8 +117,9 @@ function listgate_update_private_option( $name, $value ) {
 }
 
 /**
- * Forgets the paired key, its site and scopes, any pairing in progress and
- * every cached response. The lead key and the base address stay.
+ * Forgets the paired key, its site, scopes and beacon id, any pairing in
+ * progress and every cached response. The lead key, the base address and
+ * the views switch stay.
  *
  * @return void
  */
@@ -127,6 +128,7 @@ function listgate_forget_connection() {
 	delete_option( 'listgate_site_id' );
 	delete_option( 'listgate_key_id' );
 	delete_option( 'listgate_scopes' );
+	delete_option( Listgate_Views::BEACON_OPTION );
 	delete_transient( Listgate_Pairing::TRANSIENT );
 	Listgate_Client::flush_cache();
 }
