@@ -42,6 +42,7 @@ import (
 
 	"github.com/listgate/listgate/edge/upstream"
 	"github.com/listgate/listgate/pkg/internalapi"
+	"github.com/listgate/listgate/pkg/promtext"
 )
 
 // Options tune New. Zero fields take the defaults they document.
@@ -146,6 +147,15 @@ type report struct {
 	id     string
 	body   []byte
 	counts int
+}
+
+func init() {
+	promtext.Describe("listgate_edge_view_beacons_total",
+		"Listing view beacons received, by outcome: counted, bot (a known bot or a prefetch), client_limit (the address's minute limit), entry_limit (past the bounds of an interval).")
+	promtext.Describe("listgate_edge_view_visitors_unsaved_total",
+		"Views counted without telling unique visitors apart: the visitor hashes held reached views_max_visitors.")
+	promtext.Describe("listgate_edge_view_counts_dropped_total",
+		"View counts dropped: refused by the origin, or the oldest of too many reports waiting for it.")
 }
 
 // New returns a counter reporting through send.
