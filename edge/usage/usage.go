@@ -8,6 +8,7 @@ package usage
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -111,7 +112,15 @@ func (r *Reporter) Flush(ctx context.Context) error {
 		reports = append(reports, report{id: newUUID(), counts: fresh})
 	}
 	for i, rep := range reports {
-		if err := r.send(rep); err != nil {
+		err := r.send(rep)
+		var refused *refusedError
+		switch {
+		case err == nil:
+		case errors.As(err, &refused):
+			// Sending it again would be refused again, and hold back
+			// every report after it.
+			r.log.Error("usage report refused by the origin; dropped", "err", err, "counts", len(rep.counts))
+		default:
 			r.keep(reports[i:])
 			r.log.Warn("usage report failed; kept for the next one", "err", err, "reports", len(reports)-i)
 			return err
@@ -119,6 +128,13 @@ func (r *Reporter) Flush(ctx context.Context) error {
 	}
 	return nil
 }
+
+// refusedError is an answer that will not change if the report is sent
+// again: a 4xx other than 401 (a token the origin may yet be given), 408
+// and 429.
+type refusedError struct{ status int }
+
+func (e *refusedError) Error() string { return fmt.Sprintf("origin refused the report: %d", e.status) }
 
 // keep puts reports back before the ones queued since, dropping the oldest
 // past maxPending counts.
@@ -153,11 +169,18 @@ func (r *Reporter) send(rep report) error {
 	req.Header.SetMethod("POST")
 	req.Header.SetContentType("application/json")
 	req.SetBody(b)
-	err := r.origins.Do(req, resp, 5*time.Second)
-	if err == nil && resp.StatusCode() != fasthttp.StatusNoContent {
-		err = fmt.Errorf("origin answered %d", resp.StatusCode())
+	if err := r.origins.Do(req, resp, 5*time.Second); err != nil {
+		return err
 	}
-	return err
+	switch code := resp.StatusCode(); {
+	case code == fasthttp.StatusNoContent:
+		return nil
+	case code >= 400 && code < 500 && code != fasthttp.StatusUnauthorized && code != fasthttp.StatusRequestTimeout &&
+		code != fasthttp.StatusTooManyRequests:
+		return &refusedError{status: code}
+	default:
+		return fmt.Errorf("origin answered %d", code)
+	}
 }
 
 // newUUID returns a random (version 4) UUID.

@@ -163,3 +163,47 @@ func TestResendSameID(t *testing.T) {
 		t.Fatalf("report sizes %v", sizes)
 	}
 }
+
+// TestRefusedReportDropped: a report the origin refuses for good (422) is
+// dropped, not sent for ever ahead of the others; a 401 is kept.
+func TestRefusedReportDropped(t *testing.T) {
+	var mu sync.Mutex
+	status := http.StatusUnprocessableEntity
+	var got []int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body internalapi.UsageReport
+		b, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(b, &body)
+		mu.Lock()
+		defer mu.Unlock()
+		if status == http.StatusNoContent {
+			for _, c := range body.Counts {
+				got = append(got, c.Requests)
+			}
+		}
+		w.WriteHeader(status)
+	}))
+	defer srv.Close()
+	origins, err := upstream.New(upstream.Options{URLs: []string{srv.URL}, InternalToken: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(origins, time.Hour, slog.New(slog.DiscardHandler))
+	m := time.Date(2026, 11, 22, 2, 30, 0, 0, time.UTC)
+	set := func(s int) { mu.Lock(); status = s; mu.Unlock() }
+	r.Count("site-a", m)
+	_ = r.Flush(context.Background()) // 422: dropped
+	set(http.StatusUnauthorized)
+	r.Count("site-a", m)
+	r.Count("site-a", m)
+	if err := r.Flush(context.Background()); err == nil {
+		t.Fatal("a 401 was not an error")
+	}
+	set(http.StatusNoContent)
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != 2 {
+		t.Fatalf("reported %v, want the two requests kept through the 401 alone", got)
+	}
+}
