@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/listgate/listgate/pkg/telemetry"
 	"github.com/listgate/listgate/pkg/telemetry/otlptest"
 )
@@ -42,6 +44,28 @@ func TestNilGetenv(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
 	if _, err := telemetry.Start(context.Background(), "svc", nil, nil); err == nil {
 		t.Error("the process's environment was not read")
+	}
+}
+
+// OTEL_TRACES_SAMPLER reaches the SDK: a ratio of 0 samples no new trace,
+// while a sampled caller's trace is followed (parentbased).
+func TestSamplerFromEnvironment(t *testing.T) {
+	t.Setenv("OTEL_TRACES_SAMPLER", "parentbased_traceidratio")
+	t.Setenv("OTEL_TRACES_SAMPLER_ARG", "0")
+	tr, err := telemetry.Start(context.Background(), "svc", env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}), nil)
+	if err != nil || tr == nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer tr.Shutdown(context.Background())
+	_, root := tr.Tracer().Start(context.Background(), "root")
+	if root.SpanContext().IsSampled() {
+		t.Error("a new trace sampled at ratio 0")
+	}
+	parent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1},
+		TraceFlags: trace.FlagsSampled, Remote: true})
+	_, child := tr.Tracer().Start(trace.ContextWithRemoteSpanContext(context.Background(), parent), "child")
+	if !child.SpanContext().IsSampled() {
+		t.Error("a sampled caller's trace not followed")
 	}
 }
 
