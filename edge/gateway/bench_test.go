@@ -8,24 +8,33 @@ import (
 // BenchmarkHitPath is the whole request path of a cached 10 KB page in
 // process (auth, site, scope, limit, cache, headers), beside the least a
 // fasthttp handler can do for the same bytes (BenchmarkStaticHandler): their
-// ratio is the edge's own cost per hit, without sockets.
+// ratio is the edge's own cost per hit, without sockets. "limited" is a
+// plan with a limit, whose answers carry the rate-limit headers
+// (X-RateLimit-*, RateLimit-Policy, RateLimit); "unlimited" carries none.
 func BenchmarkHitPath(b *testing.B) {
-	key := mustKey(b)
-	g, cache := newTestGateway(b, key, 0)
-	path := "/v1/sites/" + testSite + "/listings"
-	body := make([]byte, 10<<10)
-	k := mustAppendKey(b, cache, []byte(testSite), []byte(path), []byte("page=2"))
-	if cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), body, time.Now()) == nil {
-		b.Fatal("not stored")
-	}
-	ctx := request("GET", path+"?page=2", map[string]string{"Authorization": "Bearer " + key, "Accept-Encoding": "gzip"})
-	b.ReportAllocs()
-	for b.Loop() {
-		ctx.Response.Reset()
-		g.Handler(ctx)
-	}
-	if ctx.Response.StatusCode() != 200 {
-		b.Fatal(ctx.Response.StatusCode())
+	for _, bc := range []struct {
+		name  string
+		limit int
+	}{{"unlimited", 0}, {"limited", 1 << 30}} {
+		b.Run(bc.name, func(b *testing.B) {
+			key := mustKey(b)
+			g, cache := newTestGateway(b, key, bc.limit)
+			path := "/v1/sites/" + testSite + "/listings"
+			body := make([]byte, 10<<10)
+			k := mustAppendKey(b, cache, []byte(testSite), []byte(path), []byte("page=2"))
+			if cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), body, time.Now()) == nil {
+				b.Fatal("not stored")
+			}
+			ctx := request("GET", path+"?page=2", map[string]string{"Authorization": "Bearer " + key, "Accept-Encoding": "gzip"})
+			b.ReportAllocs()
+			for b.Loop() {
+				ctx.Response.Reset()
+				g.Handler(ctx)
+			}
+			if ctx.Response.StatusCode() != 200 || (bc.limit > 0) != (len(ctx.Response.Header.Peek("RateLimit")) > 0) {
+				b.Fatal(ctx.Response.StatusCode(), string(ctx.Response.Header.Peek("RateLimit")))
+			}
+		})
 	}
 }
 
