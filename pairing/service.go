@@ -216,6 +216,9 @@ type Delivery struct {
 	SiteID  string
 	Scopes  []string
 	BaseURL string
+	// BeaconID is the site's public beacon id, for the listing view
+	// beacons of the site's pages (scope views:write alone).
+	BeaconID string
 }
 
 // Poll answers a plugin's poll with deviceCode. It returns the key exactly
@@ -292,8 +295,12 @@ func (s *Service) deliver(ctx context.Context, tx Tx, p *Pairing, now time.Time)
 	if err := tx.Save(ctx, p); err != nil {
 		return Delivery{}, nil, err
 	}
+	beacon, err := tx.BeaconID(ctx, p.SiteID)
+	if err != nil {
+		return Delivery{}, nil, err
+	}
 	return Delivery{APIKey: key.Secret, KeyID: key.ID, SiteID: p.SiteID, Scopes: key.Scopes,
-		BaseURL: s.cfg.PublicURL + "/v1"}, replaced, nil
+		BaseURL: s.cfg.PublicURL + "/v1", BeaconID: beacon}, replaced, nil
 }
 
 // disconnect revokes p's key and marks it disconnected (replaced by

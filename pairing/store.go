@@ -55,6 +55,10 @@ type Tx interface {
 	// RevokeKey revokes keyID and tells the edges (the key.revoked event),
 	// as store.RevokeKey does. Revoking a revoked key does nothing.
 	RevokeKey(ctx context.Context, keyID string) error
+	// BeaconID returns siteID's beacon id (scope views:write, public by
+	// design), made on first use, as store.BeaconID does. Every pairing of
+	// the site gets the same one; disconnecting a pairing leaves it.
+	BeaconID(ctx context.Context, siteID string) (string, error)
 }
 
 // IssuedKey is a key just created: the secret exists only here.

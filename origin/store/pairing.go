@@ -226,6 +226,12 @@ func (t *pairingTx) CheckSite(ctx context.Context, siteID string) error {
 	return nil
 }
 
+// BeaconID implements pairing.Tx: the site's beacon id (store.BeaconID).
+func (t *pairingTx) BeaconID(ctx context.Context, siteID string) (string, error) {
+	_, id, err := beaconIDTx(ctx, t.tx, siteID, SourcePairing, false)
+	return id, err
+}
+
 // CreateKey implements pairing.Tx: a key of source pairing.
 func (t *pairingTx) CreateKey(ctx context.Context, siteID, name string, scopes apikey.Scope) (pairing.IssuedKey, error) {
 	k, secret, err := createKey(ctx, t.tx, NewKey{SiteID: siteID, Name: name, Scopes: scopes, Source: SourcePairing})

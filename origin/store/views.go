@@ -102,6 +102,24 @@ func (db *DB) BeaconID(ctx context.Context, siteID, source string, rotate bool) 
 	var k Key
 	var id string
 	err := db.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		k, id, err = beaconIDTx(ctx, tx, siteID, source, rotate)
+		return err
+	})
+	if err != nil {
+		if _, ok := errors.AsType[*apierror.Error](err); ok {
+			return Key{}, "", err
+		}
+		return Key{}, "", fmt.Errorf("store: beacon id: %w", err)
+	}
+	return k, id, nil
+}
+
+// beaconIDTx is BeaconID in tx.
+func beaconIDTx(ctx context.Context, tx pgx.Tx, siteID, source string, rotate bool) (Key, string, error) {
+	var k Key
+	var id string
+	err := func() error {
 		// The site's row serializes callers: one live beacon id per site.
 		var found string
 		if err := tx.QueryRow(ctx, `SELECT id FROM sites WHERE id = $1 FOR UPDATE`, siteID).Scan(&found); err != nil {
@@ -136,14 +154,8 @@ func (db *DB) BeaconID(ctx context.Context, siteID, source string, rotate bool) 
 		id = secret
 		_, err = tx.Exec(ctx, `UPDATE api_keys SET beacon_id = $2 WHERE id = $1`, k.ID, secret)
 		return err
-	})
-	if err != nil {
-		if _, ok := errors.AsType[*apierror.Error](err); ok {
-			return Key{}, "", err
-		}
-		return Key{}, "", fmt.Errorf("store: beacon id: %w", err)
-	}
-	return k, id, nil
+	}()
+	return k, id, err
 }
 
 // ViewPeriod is a period of whole days in a site's time zone: From and To

@@ -110,6 +110,9 @@ type tokenResponse struct {
 	SiteID  string   `json:"site_id"`
 	Scopes  []string `json:"scopes"`
 	BaseURL string   `json:"base_url"`
+	// BeaconID is the site's public beacon id (views:write only), which
+	// the site's pages send with their listing view beacons.
+	BeaconID string `json:"beacon_id"`
 }
 
 // token is POST /v1/pairing/token.
@@ -137,7 +140,7 @@ func (h *Handler) token(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Pragma", "no-cache")
 	return writeNoStore(w, http.StatusOK, tokenResponse{APIKey: d.APIKey, KeyID: d.KeyID, SiteID: d.SiteID,
-		Scopes: d.Scopes, BaseURL: d.BaseURL})
+		Scopes: d.Scopes, BaseURL: d.BaseURL, BeaconID: d.BeaconID})
 }
 
 // disconnect is DELETE /v1/pairing.

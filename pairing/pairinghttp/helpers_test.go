@@ -218,11 +218,12 @@ func (e *env) pollError(tb testing.TB, deviceCode string) string {
 
 // delivered is the token endpoint's success.
 type delivered struct {
-	APIKey  string   `json:"api_key"`
-	KeyID   string   `json:"key_id"`
-	SiteID  string   `json:"site_id"`
-	Scopes  []string `json:"scopes"`
-	BaseURL string   `json:"base_url"`
+	APIKey   string   `json:"api_key"`
+	KeyID    string   `json:"key_id"`
+	SiteID   string   `json:"site_id"`
+	Scopes   []string `json:"scopes"`
+	BaseURL  string   `json:"base_url"`
+	BeaconID string   `json:"beacon_id"`
 }
 
 // mustDeliver polls once the interval has passed and expects the key.

@@ -208,6 +208,10 @@ func TestFlow(t *testing.T) {
 		k.Scopes != apikey.ReadOnly || k.RevokedAt != nil {
 		t.Fatalf("stored key %+v", k)
 	}
+	// The site's beacon id comes with it: views:write alone.
+	if b := e.mustKey(t, d.BeaconID); b.SiteID != e.site || b.Scopes != apikey.ViewsWrite || b.RevokedAt != nil || d.BeaconID == d.APIKey {
+		t.Fatalf("beacon id %+v", b)
+	}
 	got := e.pairingsByKey(t, e.site)[d.KeyID]
 	if got.Status != pairing.StatusDelivered || got.DeliveredAt.IsZero() || got.DecidedBy != "operator" {
 		t.Fatalf("pairing after delivery %+v", got)
@@ -238,7 +242,7 @@ func TestConcurrentPollsDeliverOnce(t *testing.T) {
 		}
 	}
 	var keys int
-	e.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM api_keys`).Scan(&keys)
+	e.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM api_keys WHERE beacon_id IS NULL`).Scan(&keys)
 	if ok != 1 || keys != 1 {
 		t.Fatalf("%d polls got a key, %d keys exist; want 1 and 1", ok, keys)
 	}
@@ -421,6 +425,10 @@ func TestRepairRevokesTheEarlierKey(t *testing.T) {
 
 	if k := e.mustKey(t, first.APIKey); k.RevokedAt == nil {
 		t.Fatal("the first key works after re-pairing")
+	}
+	// The site's beacon id is one for every pairing, and stays.
+	if second.BeaconID != first.BeaconID || elsewhere.BeaconID == first.BeaconID || e.mustKey(t, first.BeaconID).RevokedAt != nil {
+		t.Errorf("beacon ids: first %s second %s other site %s", first.BeaconID, second.BeaconID, elsewhere.BeaconID)
 	}
 	for name, d := range map[string]delivered{"second": second, "other site": elsewhere, "other home url": unrelated} {
 		if k := e.mustKey(t, d.APIKey); k.RevokedAt != nil {
