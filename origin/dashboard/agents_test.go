@@ -121,7 +121,7 @@ func TestAgentsPage(t *testing.T) {
 	}
 }
 
-var listingRowRE = regexp.MustCompile(`(?s)<tr data-ref="\d+" data-status="(\w+)">\s*<td class="listing-title">([^<]*)<br>.*?<span class="status status-\w+">([^<]*)</span>`)
+var listingRowRE = regexp.MustCompile(`(?s)<tr data-ref="\d+" data-status="(\w+)">\s*<td class="listing-title"><a href="/dashboard/sites/[^/]+/listings/\d+">([^<]*)</a><br>.*?<span class="status status-\w+">([^<]*)</span>`)
 
 // TestListingsTitles: a sold or off-market listing is named by its
 // headline, else its address, else its id, and its status is spelt out.

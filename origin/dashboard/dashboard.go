@@ -2,8 +2,10 @@
 // /dashboard: server-rendered HTML (html/template, embedded templates, a
 // little plain CSS and JS) for signing in, the account's sites, their API
 // keys, allowed browser origins, WordPress pairings, leads, listings,
-// agents, usage (charted by package chart) and lead delivery (webhook
-// endpoints and their delivery logs). A site's pages show times in the
+// listing performance (a listing's daily views and enquiries, the week's
+// top listings, the printable vendor report), agents, usage (charted by
+// package chart) and lead delivery (webhook endpoints and their delivery
+// logs). A site's pages show times in the
 // site's time zone, the others in UTC, always naming the zone (timefmt.go).
 // Every page and action checks that the site belongs to the signed-in user's account;
 // another account's site is 404.
@@ -208,6 +210,9 @@ func (h *Handler) Mount(mount func(pattern string, hf api.HandlerFunc)) {
 	handle("POST "+Prefix+"/sites/{site}/leads/{lead}/status", h.signedIn(h.setLeadStatus))
 	handle("GET "+Prefix+"/sites/{site}/listings", h.signedIn(h.listings))
 	handle("POST "+Prefix+"/sites/{site}/listings/{ref}/featured", h.signedIn(h.toggleFeatured))
+	handle("GET "+Prefix+"/sites/{site}/listings/{ref}", h.signedIn(h.listingDetail))
+	handle("GET "+Prefix+"/sites/{site}/listings/{ref}/report", h.signedIn(h.vendorReport))
+	handle("GET "+Prefix+"/sites/{site}/performance", h.signedIn(h.performance))
 	handle("GET "+Prefix+"/sites/{site}/clients", h.signedIn(h.clients))
 	handle("GET "+Prefix+"/sites/{site}/usage", h.signedIn(h.usage))
 	handle("GET "+Prefix+"/sites/{site}/agents", h.signedIn(h.agents))
@@ -257,10 +262,14 @@ func errNotFound() error {
 
 func errForbidden(msg string) error { return &pageError{http.StatusForbidden, msg} }
 
+// csp is the Content-Security-Policy of every dashboard response but the
+// pages that show a listing's photo (photoCSP).
+const csp = "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
 // setHeaders sets the security headers of every dashboard response.
 func setHeaders(w http.ResponseWriter) {
 	hd := w.Header()
-	hd.Set("Content-Security-Policy", "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+	hd.Set("Content-Security-Policy", csp)
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Referrer-Policy", "same-origin")
 	hd.Set("X-Content-Type-Options", "nosniff")
@@ -269,6 +278,12 @@ func setHeaders(w http.ResponseWriter) {
 // render writes page with data at status. Pages are never cached: they
 // show account data and sometimes a secret.
 func (h *Handler) render(w http.ResponseWriter, status int, page string, data map[string]any) error {
+	return h.renderCSP(w, status, page, data, "")
+}
+
+// renderCSP is render with policy as the Content-Security-Policy ("": the
+// dashboard's).
+func (h *Handler) renderCSP(w http.ResponseWriter, status int, page string, data map[string]any, policy string) error {
 	t := h.pages[page]
 	if t == nil {
 		return fmt.Errorf("dashboard: no page %q", page)
@@ -284,6 +299,9 @@ func (h *Handler) render(w http.ResponseWriter, status int, page string, data ma
 		}
 	}
 	setHeaders(w)
+	if policy != "" {
+		w.Header().Set("Content-Security-Policy", policy)
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -352,6 +370,7 @@ func parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap(timeFuncs())
 	funcs["webhookState"] = webhookState
 	funcs["count"] = func(n int64) string { return chart.Thousands(float64(n)) }
+	funcs["per100"] = formatPer100
 	pages := map[string]*template.Template{}
 	for _, n := range names {
 		base := n[len("templates/"):]

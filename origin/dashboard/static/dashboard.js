@@ -15,3 +15,7 @@ document.addEventListener("click", function (ev) {
     navigator.clipboard.writeText(input.value).then(done, function () { document.execCommand("copy"); done(); });
   } else { document.execCommand("copy"); done(); }
 });
+// The vendor report's print button.
+document.addEventListener("click", function (ev) {
+  if (ev.target.hasAttribute && ev.target.hasAttribute("data-print")) { window.print(); }
+});
