@@ -72,15 +72,17 @@ func testConnect(t *testing.T, e *env) {
 		t.Errorf("site id %s not shown in %q", e.lg.siteID, text)
 	}
 
+	// Pairing's keys: the read-only key, and the site's beacon id
+	// (beacon_id set) that comes with it.
 	var n int
-	e.lg.query(t, `SELECT count(*) FROM api_keys WHERE site_id = $1 AND source = 'pairing' AND revoked_at IS NULL`,
+	e.lg.query(t, `SELECT count(*) FROM api_keys WHERE site_id = $1 AND source = 'pairing' AND beacon_id IS NULL AND revoked_at IS NULL`,
 		[]any{e.lg.siteID}, &n)
 	if n != 1 {
 		t.Fatalf("%d live pairing keys for the demo site, want 1", n)
 	}
 	var keyID, name string
 	var dbScopes []string
-	e.lg.query(t, `SELECT id::text, name, scopes FROM api_keys WHERE site_id = $1 AND source = 'pairing' AND revoked_at IS NULL`,
+	e.lg.query(t, `SELECT id::text, name, scopes FROM api_keys WHERE site_id = $1 AND source = 'pairing' AND beacon_id IS NULL AND revoked_at IS NULL`,
 		[]any{e.lg.siteID}, &keyID, &name, &dbScopes)
 	slices.Sort(dbScopes)
 	if !strings.HasPrefix(name, "WordPress: 127.0.0.1") || !slices.Equal(dbScopes, pairedScopes) {
@@ -126,7 +128,7 @@ func testDisconnect(t *testing.T, e *env) {
 	clickToLoad(a, `#listgate-disconnect`)
 	a.Do(chromedp.WaitVisible(chromedp.CSS(`#listgate-connect`)))
 	var live int
-	e.lg.query(t, `SELECT count(*) FROM api_keys WHERE site_id = $1 AND source = 'pairing' AND revoked_at IS NULL`,
+	e.lg.query(t, `SELECT count(*) FROM api_keys WHERE site_id = $1 AND source = 'pairing' AND beacon_id IS NULL AND revoked_at IS NULL`,
 		[]any{e.lg.siteID}, &live)
 	if live != 0 {
 		t.Errorf("%d pairing keys still live after Disconnect", live)

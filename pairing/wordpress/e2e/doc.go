@@ -6,7 +6,9 @@
 //
 // It pairs the plugin with the edge, shows the demo site's listings with
 // filters, featured listings and a listing page with its images, sends
-// enquiries as leads, serves cached listings while the site is rate
+// enquiries as leads, counts a visitor's listing views from the page's
+// beacon into the stats API, the dashboard's vendor report and the
+// plugin's top listings widget, serves cached listings while the site is rate
 // limited, checks that no key reaches a page, disconnects, and checks that
 // the plugin logs no PHP error. Visitors at loopback addresses of their
 // own send the query parameters a script would (made-up suburbs, absurd

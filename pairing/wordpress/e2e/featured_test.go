@@ -17,12 +17,16 @@ import (
 // Featured page's [listgate_featured count="4"] shows.
 const featureCount = 5
 
+// The dashboard user of the demo site that testFeatured creates; later
+// steps sign in as it too.
+const staffEmail, staffPassword = "staff@agency.example", "wp e2e staff password"
+
 // testFeatured has staff feature listings in the Listgate dashboard (in a
 // browser context of their own), then checks that the Featured page shows
 // the API's first four featured listings, and a featured listing's page
 // when its card is clicked.
 func testFeatured(t *testing.T, e *env) {
-	const email, password = "staff@agency.example", "wp e2e staff password"
+	email, password := staffEmail, staffPassword
 	e.lg.cliStdin(t, nil, password+"\n", "users", "create", "--email", email, "--password-stdin",
 		"--site", e.lg.siteID, "--json")
 	staff := e.admin.Incognito()

@@ -40,8 +40,9 @@ add_filter( 'listgate_visitor_api_calls_per_minute', fn() => 1000 );
 // TestWordPressPlugin runs the plugin in a real WordPress against the real
 // origin and edge: pairing from the settings page, the listings grid and
 // its filters, featured listings, a listing with its images, enquiries,
-// stale listings while rate limited, no key in any page, disconnecting,
-// uninstalling, and no PHP error, once with each of WordPress's HTTP
+// listing views counted from the listing page's beacon, stale listings
+// while rate limited, no key in any page, disconnecting, uninstalling,
+// and no PHP error, once with each of WordPress's HTTP
 // transports (curl, and fsockopen as on hosts without PHP's curl
 // extension). Each step needs the ones before it, so the first failure
 // ends that transport's run.
@@ -81,6 +82,8 @@ func testWordPressPlugin(t *testing.T, transport string) {
 		{"featured", testFeatured},
 		{"listing", testListing},
 		{"enquiry", testEnquiry},
+		{"views markup", testViewsMarkup},
+		{"views", testViews},
 		{"stale while rate limited", testStaleWhileLimited},
 		{"no keys in pages", testNoKeysInPages},
 		{"disconnect", testDisconnect},
