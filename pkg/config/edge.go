@@ -14,6 +14,11 @@ import (
 type Edge struct {
 	// Addr is the public listen address (LISTGATE_EDGE_ADDR). Default 127.0.0.1:8080.
 	Addr string `yaml:"addr"`
+	// Listeners is how many sockets accept on Addr (LISTGATE_EDGE_LISTENERS).
+	// 1: one plain listener. More (Linux): that many SO_REUSEPORT
+	// listeners, each with its own accept loop, the kernel spreading new
+	// connections between them. Default 1.
+	Listeners int `yaml:"listeners"`
 	// AdminAddr is the operators' listen address (LISTGATE_EDGE_ADMIN_ADDR):
 	// GET /metrics (Prometheus text) and /debug/pprof/, without
 	// authentication, so keep it on loopback or a private interface; the
@@ -114,6 +119,7 @@ type Edge struct {
 func DefaultEdge() Edge {
 	return Edge{
 		Addr:                 "127.0.0.1:8080",
+		Listeners:            1,
 		AdminAddr:            "127.0.0.1:9091",
 		OriginURL:            "http://127.0.0.1:8081",
 		OriginHealthInterval: time.Second,
@@ -161,6 +167,9 @@ func LoadEdge(path string, get Getenv) (Edge, error) {
 	if err := envInt(get, "LISTGATE_EXPECTED_EDGES", &c.ExpectedEdges); err != nil {
 		return c, err
 	}
+	if err := envInt(get, "LISTGATE_EDGE_LISTENERS", &c.Listeners); err != nil {
+		return c, err
+	}
 	if err := envDuration(get, "LISTGATE_VIEWS_INTERVAL", &c.ViewsInterval); err != nil {
 		return c, err
 	}
@@ -171,6 +180,9 @@ func LoadEdge(path string, get Getenv) (Edge, error) {
 func (c Edge) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return fmt.Errorf("config: addr %q: %w", c.Addr, err)
+	}
+	if c.Listeners < 1 || c.Listeners > 64 {
+		return fmt.Errorf("config: listeners %d (LISTGATE_EDGE_LISTENERS) must be 1 to 64", c.Listeners)
 	}
 	if c.AdminAddr != "off" {
 		if _, _, err := net.SplitHostPort(c.AdminAddr); err != nil {
