@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -26,6 +27,7 @@ import (
 	"github.com/listgate/listgate/edge/views"
 	"github.com/listgate/listgate/pkg/config"
 	"github.com/listgate/listgate/pkg/logctx"
+	"github.com/listgate/listgate/pkg/logfmt"
 	"github.com/listgate/listgate/pkg/ratelimit"
 	"github.com/listgate/listgate/pkg/telemetry"
 )
@@ -55,7 +57,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})).With("service", "edge")
+	format, err := logfmt.Parse(os.Getenv(logfmt.Env), logfmt.JSON)
+	if err != nil {
+		return err
+	}
+	log := slog.New(logfmt.NewHandler(stderr, format, &slog.HandlerOptions{Level: level})).With("service", "edge")
 	// Request paths log with their context: request and trace ids.
 	log = slog.New(logctx.NewHandler(log.Handler()))
 	tracing, err := telemetry.Start(ctx, "listgate-edge", os.LookupEnv, log)
@@ -73,15 +79,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	// The port is taken first, so a busy one fails at once; then the
 	// origin is asked whether it takes our token. Requests wait in the
 	// listen backlog for the moment the rest takes to build.
-	lns, err := listen(cfg.Addr, cfg.Listeners)
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
+	defer ln.Close()
 	adm, err := listenAdmin(cfg.AdminAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s (admin_addr, LISTGATE_EDGE_ADMIN_ADDR): %w", cfg.AdminAddr, err)
@@ -182,12 +184,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		CloseOnShutdown:               true,
 		Logger:                        redactingLogger{log},
 	}
-	log.Info("edge listening", "addr", lns[0].Addr().String(), "listeners", len(lns), "origin", cfg.OriginURL,
-		"redis", cfg.RedisURL != "", "tracing", tracing.Endpoint() != "")
-	errc := make(chan error, len(lns))
-	for _, ln := range lns {
-		go func() { errc <- srv.Serve(ln) }()
-	}
+	log.Info("edge listening", "addr", ln.Addr().String(), "origin", cfg.OriginURL, "redis", cfg.RedisURL != "",
+		"tracing", tracing.Endpoint() != "")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err

@@ -29,11 +29,11 @@ import (
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/upload"
 	usagereport "github.com/listgate/listgate/origin/usage"
-	"github.com/listgate/listgate/origin/views"
 	"github.com/listgate/listgate/pkg/config"
 	"github.com/listgate/listgate/pkg/devdb"
 	"github.com/listgate/listgate/pkg/devproc"
 	"github.com/listgate/listgate/pkg/logctx"
+	"github.com/listgate/listgate/pkg/logfmt"
 	"github.com/listgate/listgate/pkg/mail"
 	"github.com/listgate/listgate/pkg/telemetry"
 	"github.com/listgate/listgate/pkg/webhook"
@@ -53,11 +53,11 @@ func cmdServe(ctx context.Context, args []string, e *env) error {
 	return serve(ctx, cfg, *migrate, e, nil)
 }
 
-// newLogger returns the JSON logger all origin commands that serve use.
+// newLogger returns a JSON logger (serve's is serveLogger's).
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}).WithAttrs([]slog.Attr{slog.String("service", "origin")})
+	h := logfmt.NewHandler(w, logfmt.JSON, &slog.HandlerOptions{Level: l}).WithAttrs([]slog.Attr{slog.String("service", "origin")})
 	// Request paths log with their context: request and trace ids.
 	return slog.New(logctx.NewHandler(h))
 }
@@ -66,7 +66,10 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 // for at most cfg.ShutdownTimeout and closes the database pool. ready, when
 // not nil, is called with the bound address once the listener is open.
 func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready func(addr string)) error {
-	log := newLogger(e.stderr, cfg.LogLevel)
+	log, err := serveLogger(e, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
 	tracing, err := telemetry.Start(ctx, "listgate-origin", telemetry.Getenv(e.getenv), log)
 	if err != nil {
 		return err
@@ -115,7 +118,7 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 	}
 	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
 		Log: log, InternalToken: cfg.InternalToken, Tracer: tracing.Tracer(),
-		Mounts: []api.Mounter{hub, introspect.New(introspect.Config{DB: db}), feeds, listings.New(listings.Config{DB: db, CacheControl: listings.CacheControl{Listings: cfg.CacheControlListings, Stats: cfg.CacheControlStats}}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow}), pairings, dash, usagereport.New(usagereport.Config{DB: db}), views.New(views.Config{DB: db, Log: log}), openapi.New()}})
+		Mounts: []api.Mounter{hub, introspect.New(introspect.Config{DB: db}), feeds, listings.New(listings.Config{DB: db, CacheControl: listings.CacheControl{Listings: cfg.CacheControlListings, Stats: cfg.CacheControlStats}}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow}), pairings, dash, usagereport.New(usagereport.Config{DB: db}), openapi.New()}})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -189,8 +192,12 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 func cmdDev(ctx context.Context, args []string, e *env) error {
 	fs := newFlags("dev", e)
 	edgeBin := fs.String("edge", "", "the edge binary (default: edge beside this binary, then on PATH)")
+	showBanner := fs.Bool("banner", false, "print the URLs and keys of the origin dev running as this user, and exit")
 	if err := parse(fs, args, 0); err != nil {
 		return err
+	}
+	if *showBanner {
+		return printDevBanner(e)
 	}
 	overrides := map[string]string{}
 	dbNote := "from LISTGATE_DATABASE_URL"
@@ -278,6 +285,14 @@ func cmdDev(ctx context.Context, args []string, e *env) error {
 		case <-serveCtx.Done():
 		}
 	}()
+	// Text logs (unless LISTGATE_LOG_FORMAT says json), for the edge too;
+	// the banner below is kept to be shown again.
+	dev, err := newDevSession(e, get)
+	if err != nil {
+		return err
+	}
+	defer dev.close()
+	e = dev.env
 	return serve(serveCtx, cfg, false, e, func(addr string) {
 		edgeAddr, _ := get("LISTGATE_EDGE_ADDR")
 		edgeAddr = cmp.Or(edgeAddr, "127.0.0.1:8080")

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/listgate/listgate/pkg/devproc"
+	"github.com/listgate/listgate/pkg/logfmt"
 )
 
 // startEdge runs the edge binary (bin, or edge beside this binary, or edge
@@ -29,6 +30,8 @@ func startEdge(bin, addr string, env []string, logs io.Writer) (*devproc.Process
 		}
 		bin = p
 	}
+	// JSON, which devproc reads (dev's log writer shows it as text).
+	env = append(env, logfmt.Env+"="+logfmt.JSON)
 	return devproc.Start(bin, devproc.Options{Env: env, Log: logs, Addr: addr, DeathSignal: syscall.SIGTERM})
 }
 

@@ -23,4 +23,7 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) (string, bool)
+	// quietRequests leaves successful requests out of the log below
+	// debug (origin dev).
+	quietRequests bool
 }
