@@ -29,6 +29,7 @@ import (
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/upload"
 	usagereport "github.com/listgate/listgate/origin/usage"
+	"github.com/listgate/listgate/origin/views"
 	"github.com/listgate/listgate/pkg/config"
 	"github.com/listgate/listgate/pkg/devdb"
 	"github.com/listgate/listgate/pkg/devproc"
@@ -118,7 +119,7 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 	}
 	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
 		Log: log, InternalToken: cfg.InternalToken, Tracer: tracing.Tracer(),
-		Mounts: []api.Mounter{hub, introspect.New(introspect.Config{DB: db}), feeds, listings.New(listings.Config{DB: db, CacheControl: listings.CacheControl{Listings: cfg.CacheControlListings, Stats: cfg.CacheControlStats}}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow}), pairings, dash, usagereport.New(usagereport.Config{DB: db}), openapi.New()}})
+		Mounts: []api.Mounter{hub, introspect.New(introspect.Config{DB: db}), feeds, listings.New(listings.Config{DB: db, CacheControl: listings.CacheControl{Listings: cfg.CacheControlListings, Stats: cfg.CacheControlStats}}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow}), pairings, dash, usagereport.New(usagereport.Config{DB: db}), views.New(views.Config{DB: db, Log: log}), openapi.New()}})
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
