@@ -3,8 +3,10 @@ package contract_test
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"slices"
 	"testing"
@@ -15,12 +17,14 @@ import (
 	"github.com/listgate/listgate/edge/keycache"
 	"github.com/listgate/listgate/edge/upstream"
 	"github.com/listgate/listgate/edge/usage"
+	edgeviews "github.com/listgate/listgate/edge/views"
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/events"
 	"github.com/listgate/listgate/origin/introspect"
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
 	originusage "github.com/listgate/listgate/origin/usage"
+	originviews "github.com/listgate/listgate/origin/views"
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 	"github.com/listgate/listgate/pkg/eventstream"
@@ -50,6 +54,7 @@ func TestEdgeAndOriginAgree(t *testing.T) {
 	srv := httptest.NewServer(api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable,
 		Metrics: db.WritePoolMetrics, Log: log, InternalToken: token, Mounts: []api.Mounter{
 			introspect.New(introspect.Config{DB: db, TTL: 7 * time.Second}), originusage.New(originusage.Config{DB: db}), hub,
+			originviews.New(originviews.Config{DB: db, Log: log}),
 		}}).Handler())
 	defer srv.Close()
 	origins, err := upstream.New(upstream.Options{URLs: []string{srv.URL}, InternalToken: token, Log: log})
@@ -115,6 +120,32 @@ func TestEdgeAndOriginAgree(t *testing.T) {
 		}
 		if total != 3 {
 			t.Errorf("the origin stored %d requests of the 3 reported (%+v)", total, counts)
+		}
+	})
+
+	t.Run("view report", func(t *testing.T) {
+		var ref int64
+		if err := db.Pool.QueryRow(ctx, `INSERT INTO listings (site_id, agency_id, unique_id, type, status)
+			VALUES ($1, 'A', 'V', 'residential', 'current') RETURNING ref`, site.ID).Scan(&ref); err != nil {
+			t.Fatal(err)
+		}
+		syd, _ := time.LoadLocation("Australia/Sydney")
+		c := edgeviews.New(edgeviews.OriginSender(origins), edgeviews.Options{Interval: time.Hour}, log)
+		now := time.Now()
+		for i := range 3 {
+			c.CountView(site.ID, syd, ref, netip.MustParseAddr("192.0.2.1"), []byte(fmt.Sprint("Mozilla/5.0 Chrome ", i%2)), false, now)
+		}
+		if err := c.Flush(ctx); err != nil || c.Pending() != 0 {
+			t.Fatalf("the origin refused the edge's view report: %v (%d pending)", err, c.Pending())
+		}
+		var views, visitors int64
+		var day time.Time
+		if err := db.Pool.QueryRow(ctx, `SELECT views, visitors, day FROM listing_views WHERE site_id = $1 AND listing_ref = $2`,
+			site.ID, ref).Scan(&views, &visitors, &day); err != nil {
+			t.Fatal(err)
+		}
+		if views != 3 || visitors != 2 || day.Format(time.DateOnly) != now.In(syd).Format(time.DateOnly) {
+			t.Errorf("the origin stored %d views, %d visitors on %s; want 3, 2 on %s", views, visitors, day.Format(time.DateOnly), now.In(syd).Format(time.DateOnly))
 		}
 	})
 
