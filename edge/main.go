@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -79,11 +78,15 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	// The port is taken first, so a busy one fails at once; then the
 	// origin is asked whether it takes our token. Requests wait in the
 	// listen backlog for the moment the rest takes to build.
-	ln, err := net.Listen("tcp", cfg.Addr)
+	lns, err := listen(cfg.Addr, cfg.Listeners)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	defer ln.Close()
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
 	adm, err := listenAdmin(cfg.AdminAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s (admin_addr, LISTGATE_EDGE_ADMIN_ADDR): %w", cfg.AdminAddr, err)
@@ -184,10 +187,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		CloseOnShutdown:               true,
 		Logger:                        redactingLogger{log},
 	}
-	log.Info("edge listening", "addr", ln.Addr().String(), "origin", cfg.OriginURL, "redis", cfg.RedisURL != "",
-		"tracing", tracing.Endpoint() != "")
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	log.Info("edge listening", "addr", lns[0].Addr().String(), "listeners", len(lns), "origin", cfg.OriginURL,
+		"redis", cfg.RedisURL != "", "tracing", tracing.Endpoint() != "")
+	errc := make(chan error, len(lns))
+	for _, ln := range lns {
+		go func() { errc <- srv.Serve(ln) }()
+	}
 	select {
 	case err := <-errc:
 		return err
