@@ -16,9 +16,11 @@ import (
 	"github.com/listgate/listgate/pkg/model"
 )
 
-// An origin killed (SIGKILL) while it holds an Idempotency-Key claim does
-// not hold up the retry on another origin: it is taken over at once, not
-// after the lease (the lead timeout + 5 s), and the lead is stored once.
+// An origin killed (SIGKILL) while its lead, holding an Idempotency-Key,
+// is under way does not hold up the retry on another origin: the key is
+// claimed in the lead's own transaction (submit_lead), so the retry waits
+// for that transaction alone — never for a lease — and replays its answer
+// once it commits; the lead is stored once.
 func TestServeProcessKilledHoldingAClaim(t *testing.T) {
 	bin, dbURL, ctx := mustBuildOrigin(t), storetest.URL(t), context.Background()
 	db := mustOpenStore(t, dbURL)
@@ -45,8 +47,16 @@ func TestServeProcessKilledHoldingAClaim(t *testing.T) {
 	}
 	victim, victimAddr, _ := startServeProcess(t, bin, dbURL)
 	_, survivorAddr, _ := startServeProcess(t, bin, dbURL)
+	lockWaiters := func(n int) func() bool {
+		return func() bool {
+			var waiting int
+			db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+				WHERE wait_event_type = 'Lock' AND query ILIKE '%submit_lead%'`).Scan(&waiting)
+			return waiting == n
+		}
+	}
 
-	// The victim's lead waits on the table lock after claiming the key.
+	// The victim's lead, its key claimed, waits on the table lock.
 	tx, err := db.Pool.BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -56,24 +66,35 @@ func TestServeProcessKilledHoldingAClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	go post(victimAddr)
-	waitUntil(t, 10*time.Second, "the victim claimed the key", func() bool {
-		var n int
-		db.Pool.QueryRow(ctx, `SELECT count(*) FROM idempotency_keys WHERE state = 'in_flight'`).Scan(&n)
-		return n == 1
-	})
+	waitUntil(t, 10*time.Second, "the victim's lead waits on the lock", lockWaiters(1))
 	victim.Process.Kill()
 	victim.Wait()
-	tx.Rollback(ctx)
+	var inFlight int
+	db.Pool.QueryRow(ctx, `SELECT count(*) FROM idempotency_keys`).Scan(&inFlight)
+	if inFlight != 0 {
+		t.Errorf("%d idempotency keys visible while the lead's transaction is open: a claim was committed on its own", inFlight)
+	}
 
-	// The claim's owner is gone: the retry goes ahead at once (its 409s
-	// last only until Postgres sees the victim's liveness connection close).
-	waitUntil(t, 3*time.Second, "the retry was answered 201", func() bool {
+	// The retry waits for the victim's transaction (the key's row), not
+	// for a lease, and replays what it stored.
+	retried := make(chan int, 1)
+	go func() {
 		status, err := post(survivorAddr)
-		if err != nil || status != http.StatusCreated && status != http.StatusConflict {
-			t.Fatalf("retry: %d %v", status, err)
+		if err != nil {
+			t.Errorf("retry: %v", err)
 		}
-		return status == http.StatusCreated
-	})
+		retried <- status
+	}()
+	waitUntil(t, 10*time.Second, "the retry waits on the victim's key", lockWaiters(2))
+	tx.Rollback(ctx)
+	select {
+	case status := <-retried:
+		if status != http.StatusCreated {
+			t.Fatalf("retry answered %d, want 201", status)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the retry was not answered within 3 s of the victim's transaction ending")
+	}
 	var leads int
 	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM leads`).Scan(&leads); err != nil || leads != 1 {
 		t.Fatalf("%d leads (%v), want 1", leads, err)
