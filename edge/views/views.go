@@ -63,7 +63,8 @@ type Options struct {
 	// crowd out the others. Default 20,000.
 	MaxListingsPerSite int
 	// MaxPending bounds the entries of reports the origin has not taken
-	// (it is down): past it the oldest report is dropped. Default 2,000,000.
+	// (it is down): past it the oldest report is dropped. Default 400,000
+	// (about 55 MB of reports at most).
 	MaxPending int
 	// MaxBatch bounds the entries of one report. Default 10,000.
 	MaxBatch int
@@ -84,7 +85,7 @@ func (o *Options) defaults() {
 	def(&o.MaxVisitors, 1_000_000)
 	def(&o.MaxEntries, 200_000)
 	def(&o.MaxListingsPerSite, 20_000)
-	def(&o.MaxPending, 2_000_000)
+	def(&o.MaxPending, 400_000)
 	def(&o.MaxBatch, 10_000)
 }
 

@@ -283,3 +283,28 @@ func TestIsBot(t *testing.T) {
 		}
 	}
 }
+
+// Reports pile up while the origin is down, up to MaxPending entries: then
+// the oldest go.
+func TestPendingBound(t *testing.T) {
+	o := &origin{err: errors.New("connection refused")}
+	c := newCounter(t, o, Options{MaxPending: 5, MaxBatch: 2, ClientLimit: 1 << 20})
+	now := time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)
+	for round := range int64(4) {
+		for ref := range int64(2) {
+			c.CountView(siteA, nil, 10*round+ref+1, ip("192.0.2.1"), []byte(ua), false, now)
+		}
+		c.Flush(context.Background())
+		if c.Pending() > 5 {
+			t.Fatalf("round %d: %d entries pending, bound 5", round, c.Pending())
+		}
+	}
+	o.err, o.status = nil, 204
+	if err := c.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := o.totals()
+	if len(got) != 4 || got["a/31/2026-11-26"][0] != 1 || got["a/1/2026-11-26"][0] != 0 {
+		t.Errorf("after the outage the origin got %v, want the newest 4 entries", got)
+	}
+}
