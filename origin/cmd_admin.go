@@ -56,6 +56,7 @@ func cmdSitesCreate(ctx context.Context, args []string, e *env) error {
 			return printJSON(e.stdout, s)
 		}
 		fmt.Fprintf(e.stdout, "created site %s (%s, %s plan, %s)\n", s.ID, s.Name, s.Plan, s.Timezone)
+		fmt.Fprintf(e.stdout, "it is in no dashboard yet: origin users grant --email EMAIL --site %s\n", s.ID)
 		return nil
 	})
 }

@@ -88,6 +88,10 @@ func TestUsersGrantAndRevokeCommands(t *testing.T) {
 	c := newCLI(t, url)
 	var site, other struct{ ID string }
 	c.mustJSON(&site, "sites", "create", "--name", "Granted Realty", "--plan", "starter", "--json")
+	// The text output says how to give the site to someone.
+	if code, out, _ := c.run("sites", "create", "--name", "Text Realty", "--plan", "starter"); code != 0 || !strings.Contains(out, "origin users grant --email EMAIL --site ") {
+		t.Fatalf("sites create: %d %q", code, out)
+	}
 	c.mustJSON(&other, "sites", "create", "--name", "Other Realty", "--plan", "starter", "--json")
 	const password = "a long password"
 	if code, _, errOut := c.runStdin(password+"\n", "users", "create", "--email", "ann@granted.example", "--password-stdin"); code != 0 {
