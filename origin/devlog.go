@@ -25,7 +25,10 @@ import (
 // of LISTGATE_LOG_FORMAT (json unless set), at level; in dev, successful
 // requests are left out below debug.
 func serveLogger(e *env, level string) (*slog.Logger, error) {
-	v, _ := e.getenv(logfmt.Env)
+	var v string
+	if e.getenv != nil {
+		v, _ = e.getenv(logfmt.Env)
+	}
 	format, err := logfmt.Parse(v, logfmt.JSON)
 	if err != nil {
 		return nil, err

@@ -177,7 +177,7 @@ func TestSubmitLeadRetriedWhenDroppedBeforeCommit(t *testing.T) {
 // server has committed the call, and its client never hears of it.
 type dropProxy struct {
 	ln      net.Listener
-	target  string
+	target  atomic.Pointer[string] // Postgres's address, set before the first connection
 	marker  []byte
 	armed   atomic.Bool
 	dropped atomic.Int32
@@ -189,7 +189,8 @@ func newDropProxy(tb testing.TB, target string, marker string) *dropProxy {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := &dropProxy{ln: ln, target: target, marker: []byte(marker)}
+	p := &dropProxy{ln: ln, marker: []byte(marker)}
+	p.target.Store(&target)
 	tb.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -204,7 +205,7 @@ func newDropProxy(tb testing.TB, target string, marker string) *dropProxy {
 }
 
 func (p *dropProxy) forward(client net.Conn) {
-	server, err := net.Dial("tcp", p.target)
+	server, err := net.Dial("tcp", *p.target.Load())
 	if err != nil {
 		client.Close()
 		return
@@ -255,7 +256,8 @@ func (f *leadsFixture) openThrough(tb testing.TB, p *dropProxy) *store.DB {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p.target = u.Host
+	host := u.Host
+	p.target.Store(&host)
 	u.Host = p.ln.Addr().String()
 	db, err := store.Open(context.Background(), u.String(), store.Options{MaxConns: 2})
 	if err != nil {
