@@ -211,3 +211,36 @@ func TestViewsFlushOnStopAndOnce(t *testing.T) {
 		t.Errorf("after one report sent twice the origin has %d views, want 7", views)
 	}
 }
+
+// An edge killed (SIGKILL) loses at most what it counted since its last
+// report: every beacon of a report that reached the origin stays counted,
+// and none is counted twice.
+func TestViewsKilledEdgeLosesAtMostTheLastInterval(t *testing.T) {
+	s := newSystem(t)
+	edge := s.startEdge(edgeOpts{yaml: "views_interval: 300ms\n"})
+	site := s.site("enterprise")
+	s.importFeed(site, feed("2024-02-01-10:00:00", "Viewed house"))
+	ref := s.firstListingRef(edge.url(), site)
+	beacon := s.beaconID(site)
+	send := func(from, n int) {
+		for i := from; i < from+n; i++ {
+			r := do(t, "POST", edge.url()+"/v1/sites/"+site+"/views?k="+beacon, []byte(fmt.Sprintf(`{"listing": %d}`, ref)),
+				map[string]string{"Content-Type": "text/plain", "User-Agent": fmt.Sprintf("%s %d", chromeUA, i)})
+			if r.status != 204 {
+				t.Fatalf("beacon: %d %s", r.status, r.body)
+			}
+		}
+	}
+	send(0, 5)
+	if views, _ := s.awaitViews(site, ref, 5); views != 5 {
+		t.Fatalf("the first report: %d views, want 5", views)
+	}
+	// Counted, and the edge killed before (or while) it reports them.
+	send(5, 4)
+	edge.kill()
+	views, visitors := s.viewCounts(site, ref)
+	if views < 5 || views > 9 || visitors != views {
+		t.Fatalf("after SIGKILL the origin has %d views, %d visitors; want 5 to 9, one visitor each", views, visitors)
+	}
+	t.Logf("SIGKILL lost %d of the 4 beacons counted since the last report", 9-views)
+}
