@@ -53,14 +53,11 @@ func benchEdgeHitTracing(args []string) error {
 		return err
 	}
 	defer recv.srv.Close()
-	env := []string{"LISTGATE_INTERNAL_TOKEN=" + benchToken, "LISTGATE_EDGE_ADDR=127.0.0.1:0",
-		"LISTGATE_EDGE_ADMIN_ADDR=127.0.0.1:0", "LISTGATE_ORIGIN_URL=" + sys.originURLs(),
-		"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.url, "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"}
-	traced, err := devproc.Start(sys.edgeBin, devproc.Options{Env: env, Args: sys.edgeArgs})
+	// A second edge, stopped by sys.close, exporting its spans.
+	traced, err := sys.addEdge("", 1, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.url, "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf")
 	if err != nil {
 		return err
 	}
-	sys.edges = append(sys.edges, traced) // stopped by sys.close
 
 	path := "/v1/sites/" + sys.siteID + "/listings?per_page=4"
 	auth := "Authorization: Bearer " + sys.readKey

@@ -195,10 +195,11 @@ func (s *benchSystem) originURLs() string {
 
 // addEdge starts one more edge in front of the origin: with the Redis
 // limiter at redisURL when it is not empty (expected edges sharing it),
-// else with the in-process limiter.
-func (s *benchSystem) addEdge(redisURL string, expected int) (*devproc.Process, error) {
+// else with the in-process limiter; extraEnv adds to its environment.
+func (s *benchSystem) addEdge(redisURL string, expected int, extraEnv ...string) (*devproc.Process, error) {
 	env := []string{"LISTGATE_INTERNAL_TOKEN=" + benchToken, "LISTGATE_EDGE_ADDR=127.0.0.1:0",
 		"LISTGATE_EDGE_ADMIN_ADDR=127.0.0.1:0", "LISTGATE_ORIGIN_URL=" + s.originURLs()}
+	env = append(env, extraEnv...)
 	if redisURL != "" {
 		env = append(env, "LISTGATE_REDIS_URL="+redisURL, "LISTGATE_EXPECTED_EDGES="+strconv.Itoa(max(expected, 1)))
 	}
