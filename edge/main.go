@@ -87,6 +87,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			ln.Close()
 		}
 	}()
+	conns := newConnLimit(cfg.MaxConnections)
+	for i, ln := range lns {
+		lns[i] = conns.wrap(ln)
+	}
 	adm, err := listenAdmin(cfg.AdminAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s (admin_addr, LISTGATE_EDGE_ADMIN_ADDR): %w", cfg.AdminAddr, err)
@@ -187,7 +191,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		CloseOnShutdown:               true,
 		Logger:                        redactingLogger{log},
 	}
-	log.Info("edge listening", "addr", lns[0].Addr().String(), "listeners", len(lns), "origin", cfg.OriginURL,
+	log.Info("edge listening", "addr", lns[0].Addr().String(), "listeners", len(lns), "max_connections", cfg.MaxConnections, "origin", cfg.OriginURL,
 		"redis", cfg.RedisURL != "", "tracing", tracing.Endpoint() != "")
 	errc := make(chan error, len(lns))
 	for _, ln := range lns {

@@ -90,13 +90,21 @@ type Edge struct {
 	// origin, but for one in twenty, so that address's valid keys still get
 	// through (keys cached, or active in the last day, always do). Default 20.
 	AuthFailureLimit int `yaml:"auth_failure_limit"`
-	// WriteBufferBytes is each client connection's write buffer. A response
-	// that fits (headers and body) leaves in one write: a 4 KiB buffer sends
-	// an 11.8 KB listing page in two, which cost a third of the edge's
-	// throughput on cached reads (docs/performance.md). The buffer stays with
-	// a keep-alive connection, so memory is this times open connections.
-	// Default 16 KiB.
+	// WriteBufferBytes is each client connection's write buffer
+	// (LISTGATE_EDGE_WRITE_BUFFER_BYTES). A response that fits (headers and
+	// body) leaves in one write; a larger one takes two or more, which cost
+	// the edge a sixth to a third of its throughput on cached reads
+	// (docs/performance.md). The buffer stays with a keep-alive connection
+	// once it has been answered, so memory is this times open connections,
+	// bounded by MaxConnections. Default 32 KiB: a page of a few listings
+	// without compression, a page of about a hundred gzip-compressed.
 	WriteBufferBytes int `yaml:"write_buffer_bytes"`
+	// MaxConnections bounds the client connections open at once on the
+	// public listeners (LISTGATE_EDGE_MAX_CONNECTIONS); one more is answered
+	// 503 and closed before it is read. Each open connection holds up to
+	// MaxHeaderBytes + WriteBufferBytes of buffers (48 KiB by default), so
+	// the default bounds them at about 480 MiB. Default 10,000.
+	MaxConnections int `yaml:"max_connections"`
 	// ViewsInterval is how often the listing views counted from beacons are
 	// reported to the origin (LISTGATE_VIEWS_INTERVAL); a kill -9 loses at
 	// most this much. Default 10 s.
@@ -142,7 +150,8 @@ func DefaultEdge() Edge {
 		ViewsInterval:        10 * time.Second,
 		ViewsClientLimit:     60,
 		ViewsMaxVisitors:     1_000_000,
-		WriteBufferBytes:     16 << 10,
+		WriteBufferBytes:     32 << 10,
+		MaxConnections:       10_000,
 		ShutdownTimeout:      15 * time.Second,
 		LogLevel:             "info",
 	}
@@ -171,6 +180,12 @@ func LoadEdge(path string, get Getenv) (Edge, error) {
 		return c, err
 	}
 	if err := envDuration(get, "LISTGATE_VIEWS_INTERVAL", &c.ViewsInterval); err != nil {
+		return c, err
+	}
+	if err := envInt(get, "LISTGATE_EDGE_WRITE_BUFFER_BYTES", &c.WriteBufferBytes); err != nil {
+		return c, err
+	}
+	if err := envInt(get, "LISTGATE_EDGE_MAX_CONNECTIONS", &c.MaxConnections); err != nil {
 		return c, err
 	}
 	return c, c.Validate()
@@ -244,7 +259,10 @@ func (c Edge) Validate() error {
 		return fmt.Errorf("config: views_client_limit must be at least 1 and views_max_visitors at least 1000")
 	}
 	if c.WriteBufferBytes < 4<<10 || c.WriteBufferBytes > 1<<20 {
-		return fmt.Errorf("config: write_buffer_bytes %d out of range 4096..1048576", c.WriteBufferBytes)
+		return fmt.Errorf("config: write_buffer_bytes %d (LISTGATE_EDGE_WRITE_BUFFER_BYTES) out of range 4096..1048576", c.WriteBufferBytes)
+	}
+	if c.MaxConnections < 1 || c.MaxConnections > 1_000_000 {
+		return fmt.Errorf("config: max_connections %d (LISTGATE_EDGE_MAX_CONNECTIONS) out of range 1..1000000", c.MaxConnections)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

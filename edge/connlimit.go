@@ -1,0 +1,111 @@
+package main
+
+import (
+	"io"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/listgate/listgate/pkg/apierror"
+	"github.com/listgate/listgate/pkg/promtext"
+)
+
+func init() {
+	promtext.Describe("listgate_edge_connections_open", "Client connections open now on the public listeners.")
+	promtext.Describe("listgate_edge_connections_rejected_total",
+		"Client connections answered 503 and closed because max_connections were open.")
+}
+
+// connLimit bounds the client connections open at once over all the
+// edge's listeners: each holds a read buffer (max_header_bytes) and, once
+// it has been answered, a write buffer (write_buffer_bytes), so the bound
+// bounds that memory. A connection over it is answered 503 with the API's
+// envelope and closed, before anything of it is read.
+type connLimit struct {
+	max  int64
+	open atomic.Int64
+	// rejecting bounds the rejected connections being answered at once;
+	// past it they are closed without an answer.
+	rejecting chan struct{}
+	rejected  *metrics.Counter
+}
+
+func newConnLimit(max int) *connLimit {
+	l := &connLimit{max: int64(max), rejecting: make(chan struct{}, 64),
+		rejected: metrics.GetOrCreateCounter(`listgate_edge_connections_rejected_total`)}
+	metrics.GetOrCreateGauge(`listgate_edge_connections_open`, func() float64 { return float64(l.open.Load()) })
+	return l
+}
+
+// rejectResponse is the whole answer to a connection over the limit.
+var rejectResponse = func() []byte {
+	body := apierror.AppendJSON(nil, apierror.New(apierror.CodeServiceUnavailable, "too many open connections; retry shortly"), "")
+	return []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n" +
+		"Retry-After: 1\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
+}()
+
+// wrap bounds the connections ln accepts by l.
+func (l *connLimit) wrap(ln net.Listener) net.Listener { return &limitListener{Listener: ln, l: l} }
+
+type limitListener struct {
+	net.Listener
+	l *connLimit
+}
+
+// Accept returns the next connection within the limit; one over it is
+// answered and closed here, and Accept goes on to the next.
+func (ln *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := ln.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if ln.l.open.Add(1) <= ln.l.max {
+			return &limitedConn{Conn: c, l: ln.l}, nil
+		}
+		ln.l.open.Add(-1)
+		ln.l.rejected.Inc()
+		ln.l.reject(c)
+	}
+}
+
+// reject answers c 503 and closes it. The answer is written at once (a new
+// connection's send buffer is empty); the connection is then half-closed
+// and what the client sent is read and dropped for up to a second, so that
+// closing it does not reset the connection before the client reads the
+// answer.
+func (l *connLimit) reject(c net.Conn) {
+	c.SetDeadline(time.Now().Add(time.Second))
+	c.Write(rejectResponse)
+	select {
+	case l.rejecting <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	go func() {
+		defer func() { <-l.rejecting }()
+		defer c.Close()
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.CloseWrite()
+		}
+		io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+	}()
+}
+
+// limitedConn gives its place back when it is closed, once.
+type limitedConn struct {
+	net.Conn
+	l      *connLimit
+	closed atomic.Bool
+}
+
+func (c *limitedConn) Close() error {
+	if c.closed.CompareAndSwap(false, true) {
+		c.l.open.Add(-1)
+	}
+	return c.Conn.Close()
+}
