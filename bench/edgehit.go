@@ -162,6 +162,12 @@ func benchEdgeHit(args []string) error {
 			k, v, _ := strings.Cut(kv, ": ")
 			h.Set(k, v)
 		}
+		// The page as wrk fetches it, uncompressed, from every target: Go's
+		// client would otherwise ask for gzip, and the edge (alone of the
+		// three) would answer it, leaving the generator to inflate each
+		// answer on the cores the edge needs — the generator's work per
+		// request must be the same for every target.
+		h.Set("Accept-Encoding", "identity")
 		if strings.HasPrefix(t.name, "fasthttp-") {
 			s := openModel(ctx, staticTarget(t.name, t.url, h), series[0].MaxRPS, "the edge's maximum (a check of the generator)", *latDur)
 			series = append(series, s)
