@@ -36,12 +36,12 @@ func (s *Service) Explain(ctx context.Context, siteID, target string) ([]Plan, e
 	if err != nil {
 		return nil, err
 	}
-	page, count, b, countArgs, _ := listingSQL(siteID, f)
+	q := listingSQL(siteID, f)
 	var plans []Plan
 	for _, st := range []struct {
 		name, sql string
 		args      []any
-	}{{"page", page, b.args}, {"count", count, countArgs}} {
+	}{{"page", q.page, q.args}, {"count", q.count, q.countArgs}} {
 		rows, err := s.db.Pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+st.sql, st.args...)
 		if err != nil {
 			return nil, fmt.Errorf("explain %s: %w", st.name, err)

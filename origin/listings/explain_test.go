@@ -2,12 +2,16 @@ package listings
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/listgate/listgate/origin/store"
 )
 
 // On a site of 50,000 listings (beside a small one), every listing query
@@ -96,11 +100,12 @@ func TestQueriesUseIndexes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			page, count, b, countArgs, _ := listingSQL(e.site, f)
+			lq := listingSQL(e.site, f)
+			page, args := lq.page, lq.args
 			for _, stmt := range []struct {
 				sql  string
 				args []any
-			}{{page, b.args}, {count, countArgs}} {
+			}{{lq.page, lq.args}, {lq.count, lq.countArgs}} {
 				plan := explain(t, e, stmt.sql, stmt.args)
 				if strings.Contains(plan, "Seq Scan on listings") {
 					t.Errorf("sequential scan for %s:\n%s\n%s", q, stmt.sql, plan)
@@ -110,21 +115,64 @@ func TestQueriesUseIndexes(t *testing.T) {
 			// broad one walks the newest listings down to its window.
 			if want, ok := map[string]string{"q=richmond7": "listings_site_search",
 				"q=home": "listings_site_modified"}[q]; ok {
-				if plan := explain(t, e, page, b.args); !strings.Contains(plan, want) {
+				if plan := explain(t, e, page, args); !strings.Contains(plan, want) {
 					t.Errorf("search %s does not use %s:\n%s", q, want, plan)
 				}
 			}
 			// A deep page skips its offset in an index alone.
 			if f.offset() > 0 && !search {
-				if plan := explain(t, e, page, b.args); !strings.Contains(plan, "Index Only Scan") {
+				if plan := explain(t, e, page, args); !strings.Contains(plan, "Index Only Scan") {
 					t.Errorf("deep page %s reads the listings it skips:\n%s", q, plan)
 				}
 			}
 		})
 	}
+	// A search keeps the plan of its own words however often it runs. A
+	// prepared statement would switch to a generic plan after five runs,
+	// and the generic plan of a search finds every match of a broad word in
+	// the full-text index, then sorts them all: here a connection that ran
+	// the same searches a dozen times holds no generic plan of any of them.
+	t.Run("repeated searches", func(t *testing.T) {
+		one, err := store.Open(ctx, e.db.Pool.Config().ConnString(), store.Options{MaxConns: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer one.Close()
+		svc := New(Config{DB: one})
+		for i := 0; i < 12; i++ {
+			// A broad word, a prefix, a narrow word, a search sorted by price
+			// (page and count apart) and a page past the ranked window (its
+			// count apart).
+			for _, q := range []string{"q=home", "q=descr", "q=4321", "q=kitchens&sort=-price", "q=home&page=400"} {
+				rec := httptest.NewRecorder()
+				r := httptest.NewRequest("GET", "/v1/sites/"+e.site+"/listings/search?"+q, nil)
+				if err := svc.search(rec, r, site{id: e.site, loc: time.UTC}); err != nil || rec.Code != http.StatusOK {
+					t.Fatalf("%s: %v %d", q, err, rec.Code)
+				}
+				if !strings.Contains(q, "page=") && !strings.Contains(rec.Body.String(), `"listing_ref"`) {
+					t.Fatalf("%s found nothing: %s", q, rec.Body.String())
+				}
+			}
+		}
+		rows, _ := one.Pool.Query(ctx, `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements
+			WHERE statement LIKE '%@@%' AND statement NOT LIKE '%pg_prepared_statements%'`)
+		type prepared struct {
+			SQL             string
+			Generic, Custom int64
+		}
+		stmts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[prepared])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range stmts {
+			if st.Generic > 0 {
+				t.Errorf("a search ran on a generic plan %d times (%d custom):\n%s", st.Generic, st.Custom, st.SQL)
+			}
+		}
+	})
 	featured := listingFilter{page: page{page: 1, perPage: 20}, statuses: []string{"current"}, sort: "-modified", featuredOnly: true}
-	pageSQL, _, b, _, _ := listingSQL(e.site, featured)
-	if plan := explain(t, e, pageSQL, b.args); strings.Contains(plan, "Seq Scan on listings") {
+	fq := listingSQL(e.site, featured)
+	if plan := explain(t, e, fq.page, fq.args); strings.Contains(plan, "Seq Scan on listings") {
 		t.Errorf("featured: %s", plan)
 	}
 }

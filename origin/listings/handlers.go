@@ -48,19 +48,18 @@ func (s *Service) featured(w http.ResponseWriter, r *http.Request, st site) erro
 // is withdrawn, offmarket or deleted come as tombstones when the request
 // asked for changes (modified_since).
 func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f listingFilter) error {
-	sql, countSQL, b, countArgs, pageCounts := listingSQL(st.id, f)
+	q := listingSQL(st.id, f)
 	ctx := r.Context()
 	var found []*row
 	total := 0
-	batch := &pgx.Batch{}
 	// A ranked search's page carries its total (pageCounts): it reads the
 	// matches once. A page past the last has no row to carry it, and is
 	// counted apart.
-	batch.Queue(sql, b.args...).Query(func(rows pgx.Rows) error {
+	scanPage := func(rows pgx.Rows) error {
 		for rows.Next() {
 			rw := &row{}
 			dest := rw.dest()
-			if pageCounts {
+			if q.pageCounts {
 				dest = append(dest, &total)
 			}
 			if err := rows.Scan(dest...); err != nil {
@@ -69,24 +68,35 @@ func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f li
 			found = append(found, rw)
 		}
 		return rows.Err()
-	})
+	}
 	countTotal := func(r pgx.Row) error { return r.Scan(&total) }
 	exact := true
-	if !pageCounts {
-		batch.Queue(countSQL, countArgs...).QueryRow(countTotal)
-	}
-	if err := s.db.Pool.SendBatch(ctx, batch).Close(); err != nil {
-		return dbErr(err)
-	}
-	if pageCounts && len(found) == 0 && f.offset() > 0 {
-		if err := countTotal(s.db.Pool.QueryRow(ctx, countSQL, countArgs...)); err != nil {
+	if q.custom {
+		// Planned with this request's words each time (see customPlan):
+		// one round trip each, the count only when the page cannot carry it.
+		rows, _ := s.db.Pool.Query(ctx, q.page, append([]any{customPlan}, q.args...)...)
+		err := scanPage(rows)
+		rows.Close()
+		if err != nil {
+			return dbErr(err)
+		}
+		if !q.pageCounts || (len(found) == 0 && f.offset() > 0) {
+			if err := countTotal(s.db.Pool.QueryRow(ctx, q.count, append([]any{customPlan}, q.countArgs...)...)); err != nil {
+				return dbErr(err)
+			}
+		}
+	} else {
+		batch := &pgx.Batch{}
+		batch.Queue(q.page, q.args...).Query(scanPage)
+		batch.Queue(q.count, q.countArgs...).QueryRow(countTotal)
+		if err := s.db.Pool.SendBatch(ctx, batch).Close(); err != nil {
 			return dbErr(err)
 		}
 	}
 	// The count reads one past its bound to tell a total at the bound from
 	// one beyond.
 	bound := countBound(f)
-	if pageCounts {
+	if q.pageCounts {
 		bound = searchWindow
 	}
 	if total > bound {
@@ -119,23 +129,52 @@ func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f li
 	return respond(w, r, s.cc.Listings, model.Collection[any]{Data: data, Meta: m})
 }
 
+// customPlan runs a search's statements as unnamed statements, which
+// Postgres plans with the request's values every time. The pool's default
+// (a prepared statement per connection) lets Postgres switch to a generic
+// plan after five executions, and a generic plan cannot know how many
+// listings a word matches: it takes every search for a rare word and finds
+// all matches in the full-text index, then sorts them — on a site of
+// 100,000 listings a common word or prefix matches tens of thousands, and
+// a search planned for a rare word ran some 30 times longer than the plan
+// for its own words. Planning each search costs well under a millisecond.
+const customPlan = pgx.QueryExecModeCacheDescribe
+
+// listingQuery is what a listing request runs.
+type listingQuery struct {
+	// page is the page query; its last two parameters are the limit and
+	// offset.
+	page string
+	args []any
+	// count is the query of the total, bounded by countBound (searchWindow
+	// for a ranked search), with its arguments.
+	count     string
+	countArgs []any
+	// pageCounts: the page's rows carry the total as their last column.
+	pageCounts bool
+	// custom: the statements must be planned with the request's values
+	// (a search; see customPlan).
+	custom bool
+}
+
 // listingSQL returns the query of a listing page and the query of its
-// total, bounded by countBound, with its arguments. The page query's last
-// two parameters are the limit and offset. Kept apart, each can use an index: a window
-// count would make the page query read every matching row — except for a
-// search ranked by relevance, which reads every match to rank it: its page
-// query returns the total too, as its last column (pageCounts).
-func listingSQL(siteID string, f listingFilter) (page, count string, b *sqlBuilder, countArgs []any, pageCounts bool) {
+// total. Kept apart, each can use an index: a window count would make the
+// page query read every matching row — except for a search ranked by
+// relevance, which reads every match it ranks: its page query returns the
+// total too, as its last column (pageCounts).
+func listingSQL(siteID string, f listingFilter) listingQuery {
 	b, tsq := listingWhere(siteID, f)
 	if f.featuredOnly {
 		b.conds = append(b.conds, "l.featured")
 	}
+	q := listingQuery{custom: tsq != ""}
 	limit, offset := b.param(f.perPage), b.param(f.offset())
+	q.args = b.args
 	// The count's bound is the last parameter: the count query takes every
 	// parameter but the page's limit and offset, then this one.
-	count = `SELECT count(*) FROM (SELECT FROM listings l WHERE ` + b.where() + ` LIMIT $` +
+	q.count = `SELECT count(*) FROM (SELECT FROM listings l WHERE ` + b.where() + ` LIMIT $` +
 		fmt.Sprint(len(b.args)-1) + `) c`
-	countArgs = append(b.args[:len(b.args)-2:len(b.args)-2], countBound(f)+1)
+	q.countArgs = append(b.args[:len(b.args)-2:len(b.args)-2], countBound(f)+1)
 	if tsq != "" && f.sort == "relevance" {
 		// Ranking reads each match it ranks, and a broad search (a word in
 		// most listings) matches most of a site: it ranks the searchWindow
@@ -144,14 +183,15 @@ func listingSQL(siteID string, f listingFilter) (page, count string, b *sqlBuild
 		// index: the planner chooses with the word's statistics). One more
 		// is read to tell a narrow search from a broad one; the page
 		// carries the count (pageCounts).
-		countArgs = append(b.args[:len(b.args)-2:len(b.args)-2], searchWindow+1)
+		q.pageCounts = true
+		q.countArgs = append(b.args[:len(b.args)-2:len(b.args)-2], searchWindow+1)
 		// Counted as the window is found (a page past the last has no row
 		// to carry the count), so that it takes the same path.
-		count = `SELECT count(*) FROM (SELECT FROM listings l WHERE ` + b.where() +
+		q.count = `SELECT count(*) FROM (SELECT FROM listings l WHERE ` + b.where() +
 			` ORDER BY l.modified_at DESC, l.ref DESC LIMIT $` + fmt.Sprint(len(b.args)-1) + `) c`
 		// The window is chosen first and ranked after, so that however the
 		// planner finds the matches, only the window's are ranked.
-		page = `WITH c AS MATERIALIZED (
+		q.page = `WITH c AS MATERIALIZED (
 				SELECT l.ref, l.modified_at FROM listings l
 				WHERE ` + b.where() + ` ORDER BY l.modified_at DESC, l.ref DESC LIMIT ` + fmt.Sprint(searchWindow+1) + `),
 			w AS MATERIALIZED (SELECT c.ref, c.modified_at, count(*) OVER () AS matched,
@@ -161,21 +201,21 @@ func listingSQL(siteID string, f listingFilter) (page, count string, b *sqlBuild
 				ORDER BY rank DESC, modified_at DESC, ref DESC LIMIT ` + limit + ` OFFSET ` + offset + `)
 			SELECT ` + rowColumns + `, p.matched FROM p JOIN listings l ON l.site_id = $1 AND l.ref = p.ref
 			ORDER BY p.rank DESC, p.modified_at DESC, p.ref DESC`
-		return page, count, b, countArgs, true
+		return q
 	}
 	order := orderBy(f.sort, tsq)
 	if f.offset() == 0 {
-		page = `SELECT ` + rowColumns + ` FROM listings l WHERE ` + b.where() +
+		q.page = `SELECT ` + rowColumns + ` FROM listings l WHERE ` + b.where() +
 			` ORDER BY ` + order + ` LIMIT ` + limit + ` OFFSET ` + offset
-		return page, count, b, countArgs, false
+		return q
 	}
 	// A deeper page skips its offset in the index alone (an index-only scan
 	// of the refs), then reads the rows of the page only: skipping rows
 	// would read each skipped listing.
-	page = `SELECT ` + rowColumns + ` FROM (SELECT l.ref FROM listings l WHERE ` + b.where() +
+	q.page = `SELECT ` + rowColumns + ` FROM (SELECT l.ref FROM listings l WHERE ` + b.where() +
 		` ORDER BY ` + order + ` LIMIT ` + limit + ` OFFSET ` + offset + `) p
 		JOIN listings l ON l.site_id = $1 AND l.ref = p.ref ORDER BY ` + order
-	return page, count, b, countArgs, false
+	return q
 }
 
 // countBound is how many matches a listing query counts at most: up to
