@@ -10,8 +10,14 @@ import (
 )
 
 // BenchmarkDecode decodes a generated 10,000-listing feed held in memory and
-// reports listings/s next to the byte throughput.
+// reports listings/s next to the byte throughput; sub-benchmark xml-only
+// reads every token with encoding/xml (the fast path off), for comparison.
 func BenchmarkDecode(b *testing.B) {
+	b.Run("fast", func(b *testing.B) { benchmarkDecode(b, false) })
+	b.Run("xml-only", func(b *testing.B) { benchmarkDecode(b, true) })
+}
+
+func benchmarkDecode(b *testing.B, xmlOnly bool) {
 	const listings = 10_000
 	var feed bytes.Buffer
 	if err := reaxmlgen.Generate(&feed, reaxmlgen.Options{Seed: 1, Listings: listings}); err != nil {
@@ -23,6 +29,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		d := NewDecoder(bytes.NewReader(data), Options{})
+		d.noFast = xmlOnly
 		n := 0
 		for {
 			_, err := d.Next()

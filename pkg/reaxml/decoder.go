@@ -32,11 +32,18 @@ type Options struct {
 // one listing element in memory. A Decoder is not safe for concurrent use.
 type Decoder struct {
 	xd      *xml.Decoder
-	loc     *time.Location
-	err     error // sticky: io.EOF or a fatal feed error
-	started bool
-	pool    nodePool
-	tb      treeBuilder
+	src     *source
+	fs      *fastScanner // nil: encoding/xml reads every token
+	noFast  bool         // tests: encoding/xml only
+	recoded bool         // the feed's encoding is converted: encoding/xml only
+	// lineBase is added to encoding/xml's line numbers once it reads on
+	// from where the fast path gave up.
+	lineBase int
+	loc      *time.Location
+	err      error // sticky: io.EOF or a fatal feed error
+	started  bool
+	pool     nodePool
+	tb       treeBuilder
 
 	feedDate    time.Time
 	feedDateErr error
@@ -49,11 +56,45 @@ func NewDecoder(r io.Reader, opts Options) *Decoder {
 	if loc == nil {
 		loc = DefaultLocation
 	}
-	xd := xml.NewDecoder(newSanitizer(r))
+	d := &Decoder{src: &source{r: newSanitizer(r)}, loc: loc}
+	d.xd = d.newXML(d.src)
+	return d
+}
+
+// newXML returns the encoding/xml decoder reading r.
+func (d *Decoder) newXML(r io.Reader) *xml.Decoder {
+	xd := xml.NewDecoder(r)
 	xd.Strict = false // tolerate bare '&' and auto-close mismatched tags
 	xd.Entity = xml.HTMLEntity
-	xd.CharsetReader = charsetReader
-	return &Decoder{xd: xd, loc: loc}
+	xd.CharsetReader = func(label string, in io.Reader) (io.Reader, error) {
+		out, err := charsetReader(label, in)
+		if out != in {
+			d.recoded = true
+		}
+		return out, err
+	}
+	return xd
+}
+
+// inputLine is the feed's line encoding/xml has read up to.
+func (d *Decoder) inputLine() int {
+	line, _ := d.xd.InputPos()
+	return line + d.lineBase
+}
+
+// fallback hands the rest of the feed, from where the fast path stopped,
+// to encoding/xml: a fresh decoder reads it inside a stand-in root
+// element (the real one is open), with line numbers carried on.
+func (d *Decoder) fallback() {
+	s, fs := d.src, d.fs
+	d.fs = nil
+	s.buf = append([]byte("<propertyList>"), s.buf[s.pos:]...)
+	s.pos = 0
+	d.lineBase = fs.line - 1
+	d.xd = d.newXML(s)
+	if _, err := d.xd.Token(); err != nil {
+		d.fail(err) // cannot happen: the stand-in is well formed
+	}
 }
 
 // FeedDate returns the propertyList date attribute in the decoder's
@@ -82,8 +123,23 @@ func (d *Decoder) Next() (*Listing, error) {
 	if err := d.start(); err != nil {
 		return nil, err
 	}
+	if d.fs != nil {
+		n, eof, ok := d.fs.next()
+		switch {
+		case !ok:
+			d.fallback()
+			if d.err != nil {
+				return nil, d.err
+			}
+		case eof:
+			d.err = io.EOF
+			return nil, io.EOF
+		default:
+			return d.listing(n)
+		}
+	}
 	for {
-		line, _ := d.xd.InputPos()
+		line := d.inputLine()
 		tok, err := d.xd.Token()
 		if err != nil {
 			return nil, d.fail(err)
@@ -111,7 +167,7 @@ func (d *Decoder) start() error {
 		return nil
 	}
 	for {
-		line, _ := d.xd.InputPos()
+		line := d.inputLine()
 		tok, err := d.xd.Token()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -127,6 +183,12 @@ func (d *Decoder) start() error {
 			return d.fail(fmt.Errorf("%w: found <%s>", ErrNotREAXML, cut(root.Name.Local)))
 		}
 		d.started = true
+		// From here the fast path reads the listings, when encoding/xml
+		// has read exactly up to here and the feed is UTF-8.
+		selfClosed := d.src.last2 == '/'<<8|'>'
+		if !d.noFast && !d.recoded && !selfClosed && d.xd.InputOffset() == d.src.base+int64(d.src.pos) {
+			d.fs = &fastScanner{src: d.src, line: d.inputLine(), pool: &d.pool, names: map[string]string{}}
+		}
 		// Only the date attribute is read: username and password are never
 		// looked at, copied or kept.
 		for _, a := range root.Attr {
@@ -146,6 +208,9 @@ func (d *Decoder) start() error {
 // fail records a fatal error and returns it.
 func (d *Decoder) fail(err error) error {
 	var se *xml.SyntaxError
+	if errors.As(err, &se) {
+		se.Line += d.lineBase
+	}
 	switch {
 	case err == io.EOF:
 		err = fmt.Errorf("reaxml: %w", io.ErrUnexpectedEOF)
@@ -165,7 +230,7 @@ func (d *Decoder) readElement(start xml.StartElement, line int) (*node, error) {
 	tb := &d.tb
 	*tb = treeBuilder{pool: &d.pool, stack: append(tb.stack[:0], root), nodes: 1}
 	for {
-		line, _ := d.xd.InputPos()
+		line := d.inputLine()
 		tok, err := d.xd.Token()
 		if err != nil {
 			return nil, err

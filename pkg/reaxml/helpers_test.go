@@ -41,7 +41,12 @@ type resultError struct {
 // decoder that needs more fails the test (it is not making progress).
 func decodeAll(tb testing.TB, r io.Reader, opts Options, limit int) result {
 	tb.Helper()
-	d := NewDecoder(r, opts)
+	return decodeWith(tb, NewDecoder(r, opts), limit)
+}
+
+// decodeWith is decodeAll with a decoder of the caller's.
+func decodeWith(tb testing.TB, d *Decoder, limit int) result {
+	tb.Helper()
 	var res result
 	if t, err := d.FeedDate(); err == nil && !t.IsZero() {
 		res.FeedDate = t.Format(time.RFC3339)

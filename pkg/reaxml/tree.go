@@ -138,6 +138,18 @@ func (p *nodePool) node(t xml.StartElement, line int) *node {
 	return n
 }
 
+// get returns a cleared node named name, for the fast path.
+func (p *nodePool) get(name string, line int) *node {
+	ci, i := p.used/poolChunk, p.used%poolChunk
+	if ci == len(p.chunks) {
+		p.chunks = append(p.chunks, make([]node, poolChunk))
+	}
+	p.used++
+	n := &p.chunks[ci][i]
+	*n = node{name: name, line: line, kids: n.kids[:0], text: n.text[:0], attrs: n.attrs[:0]}
+	return n
+}
+
 func isXMLNS(a xml.Attr) bool { return a.Name.Space == "xmlns" || a.Name.Local == "xmlns" }
 
 // add applies one token. It reports false once the root element has ended.
