@@ -20,7 +20,7 @@ import (
 func init() {
 	scenarios["bad-keys"] = benchBadKeys
 	plans["bad-keys"] = func(q bool) time.Duration {
-		d := 8 * time.Second
+		d := 5 * time.Second
 		if q {
 			d = 2 * time.Second
 		}
@@ -55,7 +55,7 @@ end
 // and a flood of made-up keys would reach Postgres.
 func benchBadKeys(args []string) error {
 	fs := flag.NewFlagSet("bad-keys", flag.ContinueOnError)
-	dur := fs.Duration("duration", def(8*time.Second, 2*time.Second), "duration of each wrk run")
+	dur := fs.Duration("duration", def(5*time.Second, 2*time.Second), "duration of each wrk run")
 	conns := fs.Int("connections", 64, "wrk connections")
 	many := fs.Int("keys", def(1000, 100), "distinct unknown keys in the many-keys run")
 	if err := fs.Parse(args); err != nil {

@@ -14,12 +14,14 @@ func init() {
 	scenarios["drills"] = benchDrills
 	plans["drills"] = func(quick bool) time.Duration {
 		// Eight systems (setup each) and the drills' load phases; of those,
-		// webhook-outage's phases and its wait for the retries: about 25 s
-		// quick, 130 s full.
+		// webhook-outage's phases and its wait for the retries (the killed
+		// origin's claims held for their lease, 30 s by default): about 25 s
+		// quick, 55 s full; rolling-deploy 24 s, redis-killed up to 17 s
+		// (waiting for room in the minute's window), the others 6–10 s.
 		if quick {
 			return 8*systemSetup + 80*time.Second
 		}
-		return 8*systemSetup + 275*time.Second
+		return 8*systemSetup + 135*time.Second
 	}
 }
 
@@ -71,9 +73,9 @@ func benchDrills(args []string) error {
 	}
 	only := fs.String("only", "", "comma-separated drills to run (default all): "+strings.Join(names, ", "))
 	p := drillParams{}
-	fs.DurationVar(&p.pre, "pre", def(5*time.Second, time.Second), "load before the fault")
+	fs.DurationVar(&p.pre, "pre", def(3*time.Second, time.Second), "load before the fault")
 	fs.DurationVar(&p.down, "down", def(2*time.Second, 1500*time.Millisecond), "how long the origin or Postgres stays down")
-	fs.DurationVar(&p.post, "post", def(5*time.Second, 1500*time.Millisecond), "load after recovery")
+	fs.DurationVar(&p.post, "post", def(3*time.Second, 1500*time.Millisecond), "load after recovery")
 	fs.IntVar(&p.readWorkers, "read-workers", 4, "concurrent readers")
 	fs.IntVar(&p.leadWorkers, "lead-workers", 4, "concurrent lead submitters")
 	fs.IntVar(&p.rounds, "rounds", def(5, 3), "key-revoked repetitions")
@@ -83,8 +85,8 @@ func benchDrills(args []string) error {
 	// 30 s): the drill's time is mostly the wait for the retries' backoff
 	// (up to about the outage again) and for the killed origin's claims,
 	// and so stays near 30 s.
-	fs.DurationVar(&p.hookOutage, "webhook-outage", def(60*time.Second, 5*time.Second), "webhook-outage: how long the receiver refuses connections")
-	fs.DurationVar(&p.hookSlow, "webhook-slow", def(30*time.Second, 4*time.Second), "webhook-outage: how long it then answers slowly")
+	fs.DurationVar(&p.hookOutage, "webhook-outage", def(20*time.Second, 5*time.Second), "webhook-outage: how long the receiver refuses connections")
+	fs.DurationVar(&p.hookSlow, "webhook-slow", def(10*time.Second, 4*time.Second), "webhook-outage: how long it then answers slowly")
 	fs.DurationVar(&p.hookDelay, "webhook-answer-delay", def(3*time.Second, 2*time.Second), "webhook-outage: how long each slow answer takes (under the origin's webhook timeout)")
 	fs.DurationVar(&p.hookWait, "webhook-wait", def(5*time.Minute, 2*time.Minute), "webhook-outage: the longest wait, after the last lead, for every webhook")
 	fs.StringVar(&p.hookOriginConfig, "webhook-origin-config", def("", "webhook_timeout: 4s"),

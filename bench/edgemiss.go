@@ -12,7 +12,7 @@ import (
 func init() {
 	scenarios["edge-miss"] = benchEdgeMiss
 	plans["edge-miss"] = func(q bool) time.Duration {
-		d, r := 8*time.Second, 2
+		d, r := 5*time.Second, 2
 		if q {
 			d, r = 2*time.Second, 1
 		}
@@ -48,7 +48,7 @@ end
 // every edge request was a miss forwarded once.
 func benchEdgeMiss(args []string) error {
 	fs := flag.NewFlagSet("edge-miss", flag.ContinueOnError)
-	dur := fs.Duration("duration", def(8*time.Second, 2*time.Second), "duration of each wrk run")
+	dur := fs.Duration("duration", def(5*time.Second, 2*time.Second), "duration of each wrk run")
 	conns := fs.Int("connections", 64, "wrk connections")
 	rounds := fs.Int("rounds", def(2, 1), "alternating rounds")
 	if err := fs.Parse(args); err != nil {

@@ -17,11 +17,12 @@ func init() {
 	scenarios["limiter"] = benchLimiter
 	plans["limiter"] = func(quick bool) time.Duration {
 		// Three exact counts (each may wait up to 5 s for room in the
-		// window) and three throughput targets per round.
+		// window; 5 s in all measured) and three throughput targets per
+		// round.
 		if quick {
 			return systemSetup + 15*time.Second + 3*2*time.Second
 		}
-		return systemSetup + 15*time.Second + 2*3*8*time.Second
+		return systemSetup + 10*time.Second + 2*3*5*time.Second
 	}
 }
 
@@ -33,7 +34,7 @@ func init() {
 // one run.
 func benchLimiter(args []string) error {
 	fs := flag.NewFlagSet("limiter", flag.ContinueOnError)
-	dur := fs.Duration("duration", def(8*time.Second, 2*time.Second), "duration of each throughput run")
+	dur := fs.Duration("duration", def(5*time.Second, 2*time.Second), "duration of each throughput run")
 	conns := fs.Int("connections", 64, "wrk connections")
 	rounds := fs.Int("rounds", def(2, 1), "alternating throughput rounds")
 	over := fs.Float64("over", 1.5, "requests sent in an exact-count check, as a multiple of the limit")

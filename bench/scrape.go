@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -89,7 +88,7 @@ func (m metricsSnapshot) originRequests(route string) float64 {
 // CLI (`origin keys create`) and returns its id and secret.
 func createKey(ctx context.Context, sys *benchSystem, name, scopes string) (id, key string, err error) {
 	var k struct{ ID, Key string }
-	err = cli(ctx, filepath.Join(sys.dir, "origin"), sys.pg.DatabaseURL("bench"), &k,
+	err = cli(ctx, sys.originBin, sys.pg.DatabaseURL("bench"), &k,
 		"keys", "create", "--site", sys.siteID, "--name", name, "--scopes", scopes, "--json")
 	if err == nil && k.Key == "" {
 		err = fmt.Errorf("origin keys create printed no key")

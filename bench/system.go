@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/listgate/listgate/pkg/devdb"
 	"github.com/listgate/listgate/pkg/devproc"
@@ -97,6 +100,14 @@ func startSystemWith(ctx context.Context, o systemOptions) (s *benchSystem, err 
 		o.Plan = model.Enterprise
 	}
 	s = &benchSystem{plan: o.Plan}
+	// How long each step took, for the line below: the plans count on
+	// systemSetup.
+	t0, last := time.Now(), time.Now()
+	var steps []string
+	step := func(name string) {
+		steps = append(steps, fmt.Sprintf("%s %v", name, time.Since(last).Round(10*time.Millisecond)))
+		last = time.Now()
+	}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -105,7 +116,7 @@ func startSystemWith(ctx context.Context, o systemOptions) (s *benchSystem, err 
 	if s.dir, err = os.MkdirTemp("", "listgate-bench-"); err != nil {
 		return nil, err
 	}
-	if s.originBin, s.edgeBin, err = binaries(s.dir); err != nil {
+	if s.originBin, s.edgeBin, err = binaries(); err != nil {
 		return nil, err
 	}
 	if o.EdgeConfig != "" {
@@ -125,19 +136,14 @@ func startSystemWith(ctx context.Context, o systemOptions) (s *benchSystem, err 
 	if o.Webhooks {
 		s.webhookEnv = []string{"LISTGATE_SECRET_KEY=" + webhook.NewMasterKey(), "LISTGATE_WEBHOOK_ALLOW_TARGETS=loopback"}
 	}
-	if s.pg, err = startBenchPostgres(ctx); err != nil {
+	step("binaries")
+	if s.pg, err = runPostgres(ctx); err != nil {
 		return nil, err
 	}
+	step("Postgres")
 	s.dbURL = s.pg.DatabaseURL("bench")
-	if err := s.cli(ctx, nil, "migrate"); err != nil {
-		return nil, err
-	}
-	var demo struct {
-		Site    struct{ ID string }
-		ReadKey struct{ ID, Key string } `json:"read_key"`
-		LeadKey struct{ ID, Key string } `json:"lead_key"`
-	}
-	if err := s.cli(ctx, &demo, "seed", "demo", "--json"); err != nil {
+	demo, err := s.freshDatabase(ctx)
+	if err != nil {
 		return nil, err
 	}
 	s.siteID = demo.Site.ID
@@ -146,6 +152,7 @@ func startSystemWith(ctx context.Context, o systemOptions) (s *benchSystem, err 
 	if err := s.cli(ctx, nil, "sites", "set-plan", s.siteID, string(o.Plan)); err != nil {
 		return nil, err
 	}
+	step("database and demo site")
 	if o.Redis {
 		if s.redis, err = devdb.StartRedis(ctx); err != nil {
 			return nil, err
@@ -165,7 +172,116 @@ func startSystemWith(ctx context.Context, o systemOptions) (s *benchSystem, err 
 			return nil, err
 		}
 	}
+	step("processes")
+	fmt.Printf("bench: system up in %v (%s)\n", time.Since(t0).Round(10*time.Millisecond), strings.Join(steps, ", "))
 	return s, nil
+}
+
+// The run's Postgres cluster, started by the first system and kept until
+// the run ends (closePostgres). Every system gets a database "bench" of its
+// own, dropped when it closes: the first one migrated and seeded with the
+// demo site, which is then kept as the template "bench_template" that
+// every later system's database is copied from. A new cluster, schema and
+// demo site took 3–10 s a system (initdb and start-up most of it, longer
+// the busier the machine); a copy of the template takes a fraction of a
+// second. The demo site, its id and its keys are the same in every copy.
+var cluster struct {
+	pg   *devdb.Postgres
+	demo *demoSeed // the template's demo site; nil until it exists
+}
+
+// demoSeed is what `origin seed demo --json` prints.
+type demoSeed struct {
+	Site    struct{ ID string }
+	ReadKey struct{ ID, Key string } `json:"read_key"`
+	LeadKey struct{ ID, Key string } `json:"lead_key"`
+}
+
+// runPostgres returns the run's cluster, starting it on the first call,
+// and starting it again when it does not answer (a drill that stopped it
+// and failed before its restart).
+func runPostgres(ctx context.Context) (*devdb.Postgres, error) {
+	if cluster.pg == nil {
+		pg, err := startBenchPostgres(ctx)
+		if err != nil {
+			return nil, err
+		}
+		cluster.pg = pg
+		return pg, nil
+	}
+	if err := pgExec(ctx, cluster.pg.URL, "SELECT 1"); err != nil {
+		if err := cluster.pg.Restart(ctx); err != nil {
+			return nil, fmt.Errorf("the run's Postgres does not answer and did not restart: %w", err)
+		}
+	}
+	return cluster.pg, nil
+}
+
+// closePostgres stops the run's cluster and removes its files.
+func closePostgres() {
+	if cluster.pg != nil {
+		cluster.pg.Close()
+		cluster.pg, cluster.demo = nil, nil
+	}
+}
+
+// freshDatabase makes the system's database "bench": on the run's first
+// system, a new one migrated and seeded, and then copied as the template;
+// afterwards a new copy of the template.
+func (s *benchSystem) freshDatabase(ctx context.Context) (demoSeed, error) {
+	if cluster.demo != nil {
+		if err := pgExec(ctx, s.pg.URL, "DROP DATABASE IF EXISTS bench WITH (FORCE)"); err != nil {
+			return demoSeed{}, err
+		}
+		if err := pgExec(ctx, s.pg.URL, "CREATE DATABASE bench TEMPLATE bench_template"); err != nil {
+			return demoSeed{}, err
+		}
+		return *cluster.demo, nil
+	}
+	for _, sql := range []string{"DROP DATABASE IF EXISTS bench WITH (FORCE)", "DROP DATABASE IF EXISTS bench_template", "CREATE DATABASE bench"} {
+		if err := pgExec(ctx, s.pg.URL, sql); err != nil {
+			return demoSeed{}, err
+		}
+	}
+	if err := s.cli(ctx, nil, "migrate"); err != nil {
+		return demoSeed{}, err
+	}
+	var demo demoSeed
+	if err := s.cli(ctx, &demo, "seed", "demo", "--json"); err != nil {
+		return demoSeed{}, err
+	}
+	if err := pgExec(ctx, s.pg.URL, "CREATE DATABASE bench_template TEMPLATE bench"); err != nil {
+		return demoSeed{}, err
+	}
+	cluster.demo = &demo
+	return demo, nil
+}
+
+// dropDatabase drops the system's database, ending any session still on
+// it, so that the next system starts on a new copy and nothing of this
+// one (autovacuum of its tables) runs beside it.
+func (s *benchSystem) dropDatabase() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := pgExec(ctx, s.pg.URL, "DROP DATABASE IF EXISTS bench WITH (FORCE)"); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: dropping the system's database: %v\n", err)
+	}
+}
+
+// pgExec runs one statement on the cluster at url, on a connection of its
+// own.
+func pgExec(ctx context.Context, url, sql string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("%s: %w", sql, err)
+	}
+	return nil
 }
 
 // startOrigin starts origin i on addr and remembers the address it got.
@@ -313,7 +429,7 @@ func (s *benchSystem) close() {
 		s.redis.Close()
 	}
 	if s.pg != nil {
-		s.pg.Close()
+		s.dropDatabase()
 	}
 	if s.dir != "" {
 		os.RemoveAll(s.dir)

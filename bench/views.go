@@ -17,12 +17,12 @@ import (
 func init() {
 	scenarios["views"] = benchViews
 	plans["views"] = func(q bool) time.Duration {
-		d, r := 8*time.Second, 2
+		d, r := 5*time.Second, 2
 		if q {
 			d, r = 2*time.Second, 1
 		}
 		// Two wrk targets a round, the counted phase, the final flush.
-		return systemSetup + time.Duration(2*r)*d + 25*time.Second
+		return systemSetup + time.Duration(2*r)*d + 10*time.Second
 	}
 }
 
@@ -52,7 +52,7 @@ end
 // be in Postgres. The scenario fails otherwise.
 func benchViews(args []string) error {
 	fs := flag.NewFlagSet("views", flag.ContinueOnError)
-	dur := fs.Duration("duration", def(8*time.Second, 2*time.Second), "duration of each wrk run")
+	dur := fs.Duration("duration", def(5*time.Second, 2*time.Second), "duration of each wrk run")
 	conns := fs.Int("connections", 64, "wrk connections")
 	rounds := fs.Int("rounds", def(2, 1), "alternating rounds")
 	counted := fs.Int("counted", def(50_000, 5_000), "beacons of the exactly counted phase")

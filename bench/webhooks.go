@@ -15,7 +15,7 @@ func init() {
 		if q {
 			return systemSetup + time.Second + 10*time.Second + 3*time.Second
 		}
-		return systemSetup + 5*time.Second + 30*time.Second + 3*time.Second
+		return systemSetup + 5*time.Second + 20*time.Second + 3*time.Second
 	}
 }
 
@@ -30,7 +30,7 @@ func init() {
 func benchWebhooks(args []string) error {
 	fs := flag.NewFlagSet("webhooks", flag.ContinueOnError)
 	rate := fs.Float64("rate", 200, "leads per second, sent on schedule (open model)")
-	dur := fs.Duration("duration", def(30*time.Second, 10*time.Second), "how long leads are sent")
+	dur := fs.Duration("duration", def(20*time.Second, 10*time.Second), "how long leads are sent")
 	warmup := fs.Duration("warmup", def(5*time.Second, time.Second), "leads at the rate before the measured ones, then ANALYZE (as in leads)")
 	wait := fs.Duration("wait", def(30*time.Second, 15*time.Second), "how long to wait, after the last 201, for every webhook")
 	bound := fs.Duration("bound", time.Second, "the lag's p99 must stay under this (not checked under -quick)")

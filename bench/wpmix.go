@@ -22,7 +22,7 @@ import (
 func init() {
 	scenarios["wordpress-mix"] = benchWordPressMix
 	plans["wordpress-mix"] = func(q bool) time.Duration {
-		d, l := 10*time.Second, 10*time.Second
+		d, l := 6*time.Second, 5*time.Second
 		if q {
 			d, l = 2*time.Second, time.Second
 		}
@@ -190,9 +190,9 @@ func (s *mixStats) count(lo, hi int) int {
 // every 201 to its row in Postgres. Then the reads alone at fixed rates.
 func benchWordPressMix(args []string) error {
 	fs := flag.NewFlagSet("wordpress-mix", flag.ContinueOnError)
-	dur := fs.Duration("duration", def(10*time.Second, 2*time.Second), "duration of the closed-loop run")
+	dur := fs.Duration("duration", def(6*time.Second, 2*time.Second), "duration of the closed-loop run")
 	workers := fs.Int("clients", def(32, 8), "concurrent clients (each a WordPress site with its own ETags)")
-	latDur := fs.Duration("latency-duration", def(10*time.Second, time.Second), "duration of each fixed-rate run of the reads (0: none)")
+	latDur := fs.Duration("latency-duration", def(5*time.Second, time.Second), "duration of each fixed-rate run of the reads (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
