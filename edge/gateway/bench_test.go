@@ -48,3 +48,27 @@ func BenchmarkStaticHandler(b *testing.B) {
 		ctx.Response.SetBodyRaw(body)
 	}
 }
+
+// BenchmarkHitPathParallel is BenchmarkHitPath on every core at once (a
+// request context each): what it adds to the serial figure is contention —
+// shared atomics, locks and cache lines the hit path touches.
+func BenchmarkHitPathParallel(b *testing.B) {
+	key := mustKey(b)
+	g, cache := newTestGateway(b, key, 1<<30)
+	path := "/v1/sites/" + testSite + "/listings"
+	k := mustAppendKey(b, cache, []byte(testSite), []byte(path), []byte("page=2"))
+	if cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), make([]byte, 10<<10), time.Now()) == nil {
+		b.Fatal("not stored")
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := request("GET", path+"?page=2", map[string]string{"Authorization": "Bearer " + key, "Accept-Encoding": "gzip"})
+		for pb.Next() {
+			ctx.Response.Reset()
+			g.Handler(ctx)
+		}
+		if ctx.Response.StatusCode() != 200 {
+			b.Error(ctx.Response.StatusCode())
+		}
+	})
+}

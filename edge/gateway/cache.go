@@ -53,11 +53,11 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keyc
 	if e, ok := g.cache.Get(key); ok {
 		switch e.State(now) {
 		case respcache.Fresh:
-			g.writeEntry(ctx, e, "HIT")
+			g.writeEntry(ctx, e, cacheHit)
 			return nil
 		case respcache.Stale:
 			g.cache.CountStale()
-			g.writeEntry(ctx, e, "STALE")
+			g.writeEntry(ctx, e, cacheStale)
 			if e.StartRefresh() {
 				g.refresh(ctx, rt, info, ip, key)
 			}
@@ -74,7 +74,7 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keyc
 		case <-time.After(g.cfg.OriginTimeout):
 		}
 		if f.Entry != nil {
-			g.writeEntry(ctx, f.Entry, "HIT")
+			g.writeEntry(ctx, f.Entry, cacheHit)
 			return nil
 		}
 	}
@@ -86,12 +86,12 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keyc
 	case fail != nil && stale != nil:
 		g.cache.CountStale()
 		ctx.Response.ResetBody()
-		g.writeEntry(ctx, stale, "STALE")
+		g.writeEntry(ctx, stale, cacheStale)
 		return nil
 	case e != nil:
-		g.writeEntry(ctx, e, "MISS")
+		g.writeEntry(ctx, e, cacheMiss)
 	default:
-		ctx.Response.Header.Set("X-Cache", "MISS")
+		ctx.Response.Header.SetCanonical(hdrXCache, cacheMiss)
 	}
 	return fail
 }
@@ -165,22 +165,22 @@ func (g *Gateway) refresh(ctx *fasthttp.RequestCtx, rt *route, info *keycache.In
 // writeEntry answers from a cache entry: 304 when If-None-Match names its
 // ETag, else its body, gzip-compressed when the client accepts that. The
 // entry's bytes are not copied: entries are immutable.
-func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how string) {
+func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how []byte) {
 	h := &ctx.Response.Header
-	h.Set("X-Cache", how)
+	h.SetCanonical(hdrXCache, how)
 	if e.Status == fasthttp.StatusNotFound {
 		writeError(ctx, apierror.NotFound(e.Message))
 		return
 	}
-	h.Set("Vary", "Accept-Encoding")
+	h.SetCanonical(hdrVary, valAcceptEncoding)
 	if len(e.ETag) > 0 {
-		h.SetBytesV("ETag", e.ETag)
+		h.SetCanonical(hdrETag, e.ETag)
 	}
-	h.SetBytesV("Cache-Control", e.CacheControl)
+	h.SetCanonical(hdrCacheControl, e.CacheControl)
 	if len(e.ETag) > 0 && etagMatch(ctx.Request.Header.Peek("If-None-Match"), e.ETag) {
 		ctx.Response.ResetBody()
 		ctx.SetStatusCode(fasthttp.StatusNotModified)
-		h.Del("Content-Encoding")
+		h.SetContentEncodingBytes(nil)
 		return
 	}
 	ctx.SetStatusCode(e.Status)
@@ -188,19 +188,19 @@ func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how s
 	ae := ctx.Request.Header.Peek("Accept-Encoding")
 	if accepts(ae, "br") {
 		if br := e.Brotli(); br != nil {
-			h.Set("Content-Encoding", "br")
+			h.SetContentEncodingBytes(valBrotli)
 			ctx.Response.SetBodyRaw(br)
 			return
 		}
 	}
 	if accepts(ae, "gzip") {
 		if gz := e.Gzip(); gz != nil {
-			h.Set("Content-Encoding", "gzip")
+			h.SetContentEncodingBytes(valGzip)
 			ctx.Response.SetBodyRaw(gz)
 			return
 		}
 	}
-	h.Del("Content-Encoding")
+	h.SetContentEncodingBytes(nil)
 	ctx.Response.SetBodyRaw(e.Body)
 }
 

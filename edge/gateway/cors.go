@@ -173,9 +173,9 @@ func corsHeaders(ctx *fasthttp.RequestCtx, info *keycache.Info) {
 
 // addVary adds name to the Vary header unless it is there.
 func addVary(h *fasthttp.ResponseHeader, name string) {
-	v := h.Peek("Vary")
+	v := h.PeekBytes(hdrVary)
 	if len(v) == 0 {
-		h.Set("Vary", name)
+		h.SetCanonical(hdrVary, s2b(name))
 		return
 	}
 	for rest := v; len(rest) > 0; {
@@ -190,7 +190,7 @@ func addVary(h *fasthttp.ResponseHeader, name string) {
 		}
 	}
 	var buf [128]byte
-	h.SetBytesV("Vary", append(append(append(buf[:0], v...), ", "...), name...))
+	h.SetCanonical(hdrVary, append(append(append(buf[:0], v...), ", "...), name...))
 }
 
 // validSiteID reports whether s has the form of a site id (a UUID), so a

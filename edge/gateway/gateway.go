@@ -354,17 +354,17 @@ func (g *Gateway) pass(ctx *fasthttp.RequestCtx, rt *route, st *passState) *apie
 // path allocates nothing here.
 func setRateHeaders(h *fasthttp.ResponseHeader, d ratelimit.Decision, now time.Time) {
 	var buf [64]byte
-	h.SetBytesV("X-RateLimit-Limit", strconv.AppendInt(buf[:0], int64(d.Limit), 10))
-	h.SetBytesV("X-RateLimit-Remaining", strconv.AppendInt(buf[:0], int64(d.Remaining), 10))
-	h.SetBytesV("X-RateLimit-Reset", strconv.AppendInt(buf[:0], d.Reset.Unix(), 10))
+	h.SetCanonical(hdrXRateLimitLimit, strconv.AppendInt(buf[:0], int64(d.Limit), 10))
+	h.SetCanonical(hdrXRateLimitRemain, strconv.AppendInt(buf[:0], int64(d.Remaining), 10))
+	h.SetCanonical(hdrXRateLimitReset, strconv.AppendInt(buf[:0], d.Reset.Unix(), 10))
 	b := append(buf[:0], ratePolicyPrefix...)
 	b = strconv.AppendInt(b, int64(d.Limit), 10)
 	b = append(b, rateWindowParam...)
-	h.SetBytesV("RateLimit-Policy", b)
+	h.SetCanonical(hdrRateLimitPolicy, b)
 	b = append(buf[:0], rateRemainingPrefix...)
 	b = strconv.AppendInt(b, int64(max(d.Remaining, 0)), 10)
 	b = append(b, ";t="...)
-	h.SetBytesV("RateLimit", strconv.AppendInt(b, rateResetSeconds(d, now), 10))
+	h.SetCanonical(hdrRateLimit, strconv.AppendInt(b, rateResetSeconds(d, now), 10))
 }
 
 // The policy's name in RateLimit-Policy and RateLimit: the limit is the
@@ -397,11 +397,11 @@ func rateResetSeconds(d ratelimit.Decision, now time.Time) int64 {
 func (g *Gateway) requestID(ctx *fasthttp.RequestCtx) {
 	id := ctx.Request.Header.Peek("X-Request-Id")
 	if validRequestID(id) {
-		ctx.Response.Header.SetBytesV("X-Request-Id", id)
+		ctx.Response.Header.SetCanonical(hdrXRequestID, id)
 		return
 	}
 	var buf [64]byte
-	ctx.Response.Header.SetBytesV("X-Request-Id", strconv.AppendUint(append(buf[:0], g.idPrefix...), g.idSeq.Add(1), 36))
+	ctx.Response.Header.SetCanonical(hdrXRequestID, strconv.AppendUint(append(buf[:0], g.idPrefix...), g.idSeq.Add(1), 36))
 }
 
 // requestIDOf is the response's request id. The bytes belong to the header:
