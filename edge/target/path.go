@@ -16,22 +16,37 @@ func NeedsCanonicalPath(raw []byte) bool {
 	if len(raw) == 0 || raw[0] != '/' {
 		return true
 	}
-	segStart := 1
-	for i := 1; i <= len(raw); i++ {
-		if i < len(raw) && raw[i] != '/' {
-			if !unreserved(raw[i]) {
+	// The current segment's length and how many of its bytes are dots: a
+	// segment of one or two bytes, all dots, is a dot segment.
+	n, dots := 0, 0
+	for _, c := range raw[1:] {
+		if c == '/' {
+			if n == 0 || n == dots && n <= 2 {
 				return true
 			}
+			n, dots = 0, 0
 			continue
 		}
-		seg := raw[segStart:i]
-		if (len(seg) == 0 && i < len(raw)) || string(seg) == "." || string(seg) == ".." {
+		if !unreservedByte[c] {
 			return true
 		}
-		segStart = i + 1
+		n++
+		if c == '.' {
+			dots++
+		}
 	}
-	return false
+	// The last segment may be empty (a trailing '/').
+	return n > 0 && n == dots && n <= 2
 }
+
+// unreservedByte is unreserved as a table, for the scan every request's
+// path takes.
+var unreservedByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = unreserved(byte(c))
+	}
+	return t
+}()
 
 // AppendCanonicalPath appends the canonical form of a raw origin-form path,
 // or fails when the path is ambiguous: not starting with '/', a byte outside

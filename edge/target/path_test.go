@@ -79,3 +79,15 @@ func FuzzCanonicalPath(f *testing.F) {
 		}
 	})
 }
+
+func TestNeedsCanonicalPath(t *testing.T) {
+	for raw, want := range map[string]bool{
+		"/": false, "/v1/sites/abc/listings": false, "/a/": false, "/a/...": false, "/.a/b.": false, "/a~b_c-d.e": false,
+		"": true, "a": true, "//": true, "/a//b": true, "/.": true, "/..": true, "/./": true, "/a/../b": true, "/a/.": true,
+		"/a%20b": true, "/a;b": true, "/a b": true, "/\x00": true, "/a\xff": true,
+	} {
+		if got := NeedsCanonicalPath([]byte(raw)); got != want {
+			t.Errorf("NeedsCanonicalPath(%q) = %v, want %v", raw, got, want)
+		}
+	}
+}
