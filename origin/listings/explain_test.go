@@ -119,6 +119,13 @@ func TestQueriesUseIndexes(t *testing.T) {
 					t.Errorf("search %s does not use %s:\n%s", q, want, plan)
 				}
 			}
+			// A ranked search ranks its window from the vectors the window
+			// read, not by looking each match up again.
+			if lq.pageCounts {
+				if plan := explain(t, e, page, args); strings.Contains(plan, "SubPlan") {
+					t.Errorf("search %s looks up each match to rank it:\n%s", q, plan)
+				}
+			}
 			// A deep page skips its offset in an index alone.
 			if f.offset() > 0 && !search {
 				if plan := explain(t, e, page, args); !strings.Contains(plan, "Index Only Scan") {
