@@ -271,6 +271,16 @@ func (it *item) decide() error {
 			return nil
 		}
 	}
+	if !it.exists {
+		docJSON, c, ok, err := rec.newDoc()
+		if err != nil {
+			return &recordError{err.Error()}
+		}
+		if ok {
+			it.write, it.docJSON, it.c, it.out = true, docJSON, c, created
+			return nil
+		}
+	}
 	doc, err := rec.doc()
 	if err != nil {
 		return &recordError{err.Error()}
