@@ -86,7 +86,7 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 	}()
 	// The liveness lock lets another origin take over at once the
 	// Idempotency-Key claims of this process if it dies.
-	db, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cfg.DatabaseMaxConns), Liveness: true, Log: log,
+	db, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cfg.DatabaseMaxConns), LeadBatch: cfg.LeadBatch, Liveness: true, Log: log,
 		Tracer: tracing.Tracer()})
 	if err != nil {
 		return err

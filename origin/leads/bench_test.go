@@ -1,6 +1,7 @@
 package leads_test
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -23,13 +24,20 @@ func BenchmarkSubmitLead(b *testing.B) {
 		name    string
 		idemKey bool
 		listing bool
+		batch   int // store.Options.LeadBatch
 	}{
-		{"key", true, false},
-		{"no-key", false, false},
-		{"key-listing", true, true},
+		{"key", true, false, 0},
+		{"no-key", false, false, 0},
+		{"key-listing", true, true, 0},
+		// Each submission in a transaction of its own (no group commit).
+		{"no-key-alone", false, false, 1},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			db := storetest.NewDB(b)
+			db, err := store.Open(context.Background(), storetest.URL(b), store.Options{MaxConns: 10, LeadBatch: bc.batch})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(db.Close)
 			f := &fixture{db: db}
 			f.site, f.keyID = mustSiteAndKey(b, db)
 			for i := range 8 {

@@ -191,6 +191,11 @@ var ErrSiteGone = errors.New("store: the lead's site does not exist")
 // attempt id: whether or not the first call committed before its answer was
 // lost, the submission is stored once (the second call finds the first's,
 // and returns its outcome with Repeated set).
+//
+// Submissions that arrive while others are being stored are stored with
+// them, up to Options.LeadBatch in one transaction, each as if it came
+// after the one before it had committed (leads_batch.go); a group that
+// fails is made again submission by submission, as above.
 func (db *DB) SubmitLead(ctx context.Context, nl NewLead) (LeadOutcome, error) {
 	if c := nl.Idempotency; c != nil && (c.SiteID != nl.SiteID || c.KeyID != nl.KeyID || nl.Key != nil) {
 		return LeadOutcome{}, fmt.Errorf("store: submit lead: the claim is another site's or key's, or comes with a key")
@@ -202,8 +207,23 @@ func (db *DB) SubmitLead(ctx context.Context, nl NewLead) (LeadOutcome, error) {
 	if _, err := rand.Read(attempt.Bytes[:]); err != nil {
 		return LeadOutcome{}, fmt.Errorf("store: submit lead: attempt id: %w", err)
 	}
+	retry := false
+	if db.leadGroups.max > 1 {
+		r := db.submitGrouped(ctx, nl, attempt)
+		if !r.alone {
+			return r.out, r.err
+		}
+		retry = r.retry
+	}
+	return db.submitAlone(ctx, nl, attempt, retry)
+}
+
+// submitAlone stores nl in a call of its own, made again once when the
+// database drops it; retry says whether an earlier call of the same
+// attempt may have stored it.
+func (db *DB) submitAlone(ctx context.Context, nl NewLead, attempt pgtype.UUID, retry bool) (LeadOutcome, error) {
 	for try := 1; ; try++ {
-		out, err := db.submitLead(ctx, nl, attempt, try > 1)
+		out, err := db.submitLead(ctx, nl, attempt, retry || try > 1)
 		if err == nil || try == maxAttempts || !IsUnavailable(err) || ctx.Err() != nil {
 			return out, err
 		}
@@ -223,6 +243,15 @@ const submitLeadCall = `SELECT r_outcome, r_lead_id, r_status, r_duplicate, r_as
 // submitLead makes one call of submit_lead; retry says whether an earlier
 // call of the same attempt failed.
 func (db *DB) submitLead(ctx context.Context, nl NewLead, attempt pgtype.UUID, retry bool) (LeadOutcome, error) {
+	var r submitLeadRow
+	if err := db.Pool.QueryRow(ctx, submitLeadCall, submitLeadArgs(nl, attempt, retry)...).Scan(r.dest()...); err != nil {
+		return LeadOutcome{}, fmt.Errorf("store: submit lead: %w", err)
+	}
+	return r.result(nl)
+}
+
+// submitLeadArgs are the arguments of submitLeadCall for one submission.
+func submitLeadArgs(nl NewLead, attempt pgtype.UUID, retry bool) []any {
 	phones := nl.Phones
 	if phones == nil {
 		phones = []string{}
@@ -238,55 +267,62 @@ func (db *DB) submitLead(ctx context.Context, nl NewLead, attempt pgtype.UUID, r
 	if k := nl.Key; k != nil {
 		idemKey, bodyHash, ttl, lease = &k.Key, k.BodyHash, k.TTL.Seconds(), k.Lease.Seconds()
 	}
-	var (
-		outcome        string
-		leadID         *int64
-		status, reason *string
-		duplicate      *bool
-		out            LeadOutcome
-		response       []byte
-		responseStatus *int32
-	)
-	err := db.Pool.QueryRow(ctx, submitLeadCall,
-		nl.SiteID, nullString(nl.KeyID), nullString(nl.RequestID), nullInt(nl.ListingRef),
+	return []any{nl.SiteID, nullString(nl.KeyID), nullString(nl.RequestID), nullInt(nl.ListingRef),
 		nl.Type, nl.Priority, nl.Name, nullString(nl.Email), nullString(nl.EmailNorm),
 		nullString(nl.Phone), nullString(nl.PhoneE164), nullString(nl.Mobile), nullString(nl.MobileE164),
 		nullString(nl.Message), phones, string(nl.Metadata), string(nl.Payload),
 		nl.LockKeys, nl.DuplicateWindow.Seconds(), nullInt(nl.AgentID), nullString(nl.AgentEmail),
-		idemKey, claimID, rules.ResponseStatus, bodyHash, ttl, lease, livenessClass, attempt, retry).
-		Scan(&outcome, &leadID, &status, &duplicate, &out.AssignedTo, &reason, &response, &responseStatus)
-	if err != nil {
-		return LeadOutcome{}, fmt.Errorf("store: submit lead: %w", err)
-	}
-	switch outcome {
+		idemKey, claimID, rules.ResponseStatus, bodyHash, ttl, lease, livenessClass, attempt, retry}
+}
+
+// submitLeadRow is the row submitLeadCall answers.
+type submitLeadRow struct {
+	outcome        string
+	leadID         *int64
+	status, reason *string
+	duplicate      *bool
+	assignedTo     *string
+	response       []byte
+	responseStatus *int32
+}
+
+func (r *submitLeadRow) dest() []any {
+	return []any{&r.outcome, &r.leadID, &r.status, &r.duplicate, &r.assignedTo, &r.reason, &r.response, &r.responseStatus}
+}
+
+// result is what the row says became of nl.
+func (r *submitLeadRow) result(nl NewLead) (LeadOutcome, error) {
+	switch r.outcome {
 	case "no_site":
 		return LeadOutcome{}, ErrSiteGone
 	case "claim_lost":
 		return LeadOutcome{}, ErrClaimLost
 	case "replay":
-		if responseStatus == nil {
+		if r.responseStatus == nil {
 			return LeadOutcome{}, errors.New("store: submit lead: replay without its status")
 		}
-		return LeadOutcome{Key: IdempotencyReplay, Response: response, ResponseStatus: int(*responseStatus)}, nil
+		return LeadOutcome{Key: IdempotencyReplay, Response: r.response, ResponseStatus: int(*r.responseStatus)}, nil
 	case "mismatch":
 		return LeadOutcome{Key: IdempotencyMismatch}, nil
 	case "in_flight":
 		return LeadOutcome{Key: IdempotencyInFlight}, nil
 	case "created", "duplicate", "repeat":
 	default:
-		return LeadOutcome{}, fmt.Errorf("store: submit lead: unknown outcome %q", outcome)
+		return LeadOutcome{}, fmt.Errorf("store: submit lead: unknown outcome %q", r.outcome)
 	}
+	var out LeadOutcome
 	if nl.Key != nil {
 		out.Key = IdempotencyClaimed
 	}
-	if leadID == nil || status == nil || duplicate == nil {
-		return LeadOutcome{}, fmt.Errorf("store: submit lead: %s without its lead", outcome)
+	if r.leadID == nil || r.status == nil || r.duplicate == nil {
+		return LeadOutcome{}, fmt.Errorf("store: submit lead: %s without its lead", r.outcome)
 	}
-	out.LeadID, out.Status, out.Duplicate, out.Repeated = *leadID, *status, *duplicate, outcome == "repeat"
-	if reason != nil {
-		out.Reason = *reason
+	out.LeadID, out.Status, out.Duplicate, out.Repeated = *r.leadID, *r.status, *r.duplicate, r.outcome == "repeat"
+	out.AssignedTo = r.assignedTo
+	if r.reason != nil {
+		out.Reason = *r.reason
 	}
-	out.Response = response
+	out.Response = r.response
 	if out.Response == nil {
 		out.Response = rules.Response{LeadID: out.LeadID, Status: out.Status, Duplicate: out.Duplicate,
 			AssignedTo: out.AssignedTo}.Encode()

@@ -29,6 +29,9 @@ type DB struct {
 	Pool *pgxpool.Pool
 	// live is the process's liveness lock, nil unless Options.Liveness.
 	live *liveness
+	// leadGroups gathers concurrent lead submissions into one transaction
+	// (leads_batch.go).
+	leadGroups leadGroups
 }
 
 // Options tune Open. The zero value uses the defaults.
@@ -47,6 +50,10 @@ type Options struct {
 	// Log receives the liveness lock's losses and reacquisitions. Nil:
 	// discarded.
 	Log *slog.Logger
+	// LeadBatch is the most lead submissions that SubmitLead stores in one
+	// transaction when they arrive together (group commit). Zero:
+	// DefaultLeadBatch; 1: each alone.
+	LeadBatch int
 	// Tracer, when set, traces the queries made within a traced request
 	// and tags their connections' application_name with its trace id
 	// (trace.go). Nil: no tracing.
@@ -80,6 +87,11 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
 	db := &DB{Pool: pool}
+	db.leadGroups.max = DefaultLeadBatch
+	db.leadGroups.runners = leadGroupRunners
+	if opts.LeadBatch > 0 {
+		db.leadGroups.max = opts.LeadBatch
+	}
 	if err := db.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, err

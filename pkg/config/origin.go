@@ -49,6 +49,10 @@ type Origin struct {
 	// LeadDuplicateWindow is how far back a lead submission is compared with
 	// the site's earlier leads to be recognised as a duplicate. Default 24 h.
 	LeadDuplicateWindow time.Duration `yaml:"lead_duplicate_window"`
+	// LeadBatch is the most lead submissions arriving together that are
+	// stored in one transaction (group commit; LISTGATE_LEAD_BATCH); 1
+	// stores each in its own. Default 32.
+	LeadBatch int `yaml:"lead_batch"`
 
 	// CacheControlListings is the Cache-Control of listing, search,
 	// featured, fields, media and agent responses; the edge's response
@@ -98,6 +102,7 @@ func DefaultOrigin() Origin {
 		OAuthTokenTTL:     time.Hour,
 
 		LeadDuplicateWindow:  24 * time.Hour,
+		LeadBatch:            32,
 		CacheControlListings: "private, max-age=60, stale-while-revalidate=300, stale-if-error=86400",
 		CacheControlStats:    "private, max-age=30, stale-while-revalidate=60, stale-if-error=3600",
 
@@ -128,6 +133,9 @@ func LoadOrigin(path string, get Getenv) (Origin, error) {
 	if err := envInt(get, "LISTGATE_DATABASE_MAX_CONNS", &c.DatabaseMaxConns); err != nil {
 		return c, err
 	}
+	if err := envInt(get, "LISTGATE_LEAD_BATCH", &c.LeadBatch); err != nil {
+		return c, err
+	}
 	return c, c.Validate()
 }
 
@@ -148,6 +156,9 @@ func (c Origin) Validate() error {
 	}
 	if c.DatabaseMaxConns < 1 || c.DatabaseMaxConns > 1000 {
 		return fmt.Errorf("config: database_max_conns %d out of range 1..1000", c.DatabaseMaxConns)
+	}
+	if c.LeadBatch < 1 || c.LeadBatch > 256 {
+		return fmt.Errorf("config: lead_batch %d out of range 1..256", c.LeadBatch)
 	}
 	for name, d := range map[string]time.Duration{
 		"read_header_timeout": c.ReadHeaderTimeout, "read_timeout": c.ReadTimeout,
