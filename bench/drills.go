@@ -19,7 +19,7 @@ func init() {
 		// quick, 55 s full; rolling-deploy 24 s, redis-killed up to 17 s
 		// (waiting for room in the minute's window), the others 6–10 s.
 		if quick {
-			return 8*systemSetup + 80*time.Second
+			return 8*systemSetup + 70*time.Second
 		}
 		return 8*systemSetup + 135*time.Second
 	}

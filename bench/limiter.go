@@ -20,7 +20,7 @@ func init() {
 		// window; 5 s in all measured) and three throughput targets per
 		// round.
 		if quick {
-			return systemSetup + 15*time.Second + 3*2*time.Second
+			return systemSetup + 3*time.Second + 3*2*time.Second
 		}
 		return systemSetup + 10*time.Second + 2*3*5*time.Second
 	}

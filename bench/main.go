@@ -138,7 +138,17 @@ func main() {
 			fmt.Fprintf(os.Stderr, "bench: %s: FAILED: %v\n", g.name, err)
 			failed = append(failed, g.name)
 		}
-		fmt.Printf("=== %s done in %v\n", g.name, time.Since(t0).Round(100*time.Millisecond))
+		took, plan := time.Since(t0), time.Duration(0)
+		if p := plans[g.name]; p != nil {
+			plan = p(quick)
+		}
+		fmt.Printf("=== %s done in %v (planned %v)\n", g.name, took.Round(100*time.Millisecond), plan.Round(100*time.Millisecond))
+		// The plan table is what tells whether the full set fits its
+		// budget: say when a scenario's plan is far from what it took.
+		if plan > 0 && (took > plan*3/2+10*time.Second || took < plan/2-10*time.Second) {
+			fmt.Printf("bench: %s took %v, its plan says %v: correct plans[%q] (or the machine was busy: load average %s)\n",
+				g.name, took.Round(time.Second), plan.Round(time.Second), g.name, firstField(loadAverage()))
+		}
 	}
 	run.TookS = time.Since(start).Seconds()
 	removeBinaries()

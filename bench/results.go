@@ -34,6 +34,7 @@ type scenarioReport struct {
 	Error   string         `json:"error,omitempty"`
 	Started time.Time      `json:"started"`
 	TookS   float64        `json:"took_s"`
+	PlanS   float64        `json:"planned_s,omitempty"`   // its plan (plans), 0 without one
 	Load    [2]string      `json:"load_average,omitzero"` // /proc/loadavg before and after
 	Summary []string       `json:"summary,omitempty"`
 	Data    map[string]any `json:"data,omitempty"`
@@ -164,6 +165,9 @@ func runScenario(name string, f func([]string) error, args []string) (err error)
 	report.Lock()
 	s := scenarioOf(name)
 	s.Started = time.Now()
+	if p := plans[name]; p != nil {
+		s.PlanS = p(quick).Seconds()
+	}
 	s.Load[0] = loadAverage()
 	report.Unlock()
 	defer func() {
@@ -297,8 +301,12 @@ scenario.
 		if !s.OK {
 			status = "**FAILED**: " + s.Error
 		}
-		fmt.Fprintf(&b, "\n## %s — %s (%s, load average %s → %s)\n\n", s.Name, status, fmtDuration(s.TookS),
-			firstField(s.Load[0]), firstField(s.Load[1]))
+		planned := ""
+		if s.PlanS > 0 {
+			planned = ", planned " + fmtDuration(s.PlanS)
+		}
+		fmt.Fprintf(&b, "\n## %s — %s (%s%s, load average %s → %s)\n\n", s.Name, status, fmtDuration(s.TookS),
+			planned, firstField(s.Load[0]), firstField(s.Load[1]))
 		for _, l := range s.Summary {
 			fmt.Fprintf(&b, "- %s\n", l)
 		}

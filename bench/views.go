@@ -17,12 +17,12 @@ import (
 func init() {
 	scenarios["views"] = benchViews
 	plans["views"] = func(q bool) time.Duration {
-		d, r := 5*time.Second, 2
+		d, r, counted := 5*time.Second, 2, 8*time.Second
 		if q {
-			d, r = 2*time.Second, 1
+			d, r, counted = 2*time.Second, 1, 2*time.Second
 		}
 		// Two wrk targets a round, the counted phase, the final flush.
-		return systemSetup + time.Duration(2*r)*d + 10*time.Second
+		return systemSetup + time.Duration(2*r)*d + counted
 	}
 }
 

@@ -26,7 +26,9 @@ func init() {
 		if q {
 			d, l = 2*time.Second, time.Second
 		}
-		return systemSetup + 2*time.Second + d + latencyPlan(1, l)
+		// Discovering the site's URLs and matching the leads to their rows
+		// take about 5 s.
+		return systemSetup + 5*time.Second + d + latencyPlan(1, l)
 	}
 }
 
