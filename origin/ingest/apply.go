@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/reaxml"
@@ -60,60 +62,63 @@ func prepare(batch []*reaxml.Listing) []*item {
 	return items
 }
 
-// applyBatch applies a batch in one transaction: the whole batch in a few
-// statements (applyItems). When the database refuses one of its listings,
-// the batch is split in halves, each applied in a savepoint, down to the
-// one listing refused, which is rolled back and counted as an error while
-// the others stay; anything else (connection lost, ctx ended) rolls back the
-// batch and is returned. Counts are added to res only once the batch has
-// committed.
-// agents caches the ids of the agents an import has upserted, so each is
-// written once per import: upserting one agent per listing would pile up
-// dead row versions that every later lookup of the agent walks.
-func (im *Importer) applyBatch(ctx context.Context, siteID string, items []*item, agents map[string]int64, res *Result) error {
+// applyBatch applies a batch in one transaction on conn: the whole batch
+// in a few statements (applyItems). When the database refuses one of its
+// listings, the batch is split in halves, each applied in a savepoint,
+// down to the one listing refused, which is rolled back and counted as an
+// error while the others stay; anything else (connection lost, ctx ended)
+// rolls back the batch and is returned. A deadlock with the batch another
+// writer is applying (both upserting the same new agents) rolls the batch
+// back and applies it again. Its outcome is set in res only once it has
+// committed, and its new agents join the cache then.
+func (im *Importer) applyBatch(ctx context.Context, conn *pgxpool.Conn, siteID string, items []*item, cache *agentCache, res *Result) error {
 	var counts Counts
-	err := im.db.InTx(ctx, func(tx pgx.Tx) error {
-		// Imports into one site take turns, so two feeds racing cannot both
-		// create the same listing.
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7))`, siteID); err != nil {
-			return err
-		}
-		for _, it := range items {
-			it.dbErr = nil
-		}
-		if err := applySplitting(ctx, tx, siteID, items, agents); err != nil {
-			return err
-		}
-		counts = Counts{}
-		for _, it := range items {
-			if it.err != nil || it.dbErr != nil {
-				continue
+	var agents map[string]int64
+	var err error
+	for attempt := 1; ; attempt++ {
+		agents = cache.snapshot()
+		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			for _, it := range items {
+				it.dbErr = nil
 			}
-			switch it.out {
-			case created:
-				counts.Created++
-			case updated:
-				counts.Updated++
-			case unchanged:
-				counts.Unchanged++
-			case deleted:
-				counts.Deleted++
-			case skipped:
-				counts.Skipped++
+			if err := applySplitting(ctx, tx, siteID, items, agents); err != nil {
+				return err
 			}
+			counts = Counts{}
+			for _, it := range items {
+				if it.err != nil || it.dbErr != nil {
+					continue
+				}
+				switch it.out {
+				case created:
+					counts.Created++
+				case updated:
+					counts.Updated++
+				case unchanged:
+					counts.Unchanged++
+				case deleted:
+					counts.Deleted++
+				case skipped:
+					counts.Skipped++
+				}
+			}
+			if counts.Created+counts.Updated+counts.Deleted > 0 {
+				return store.InsertEvent(ctx, tx, siteID, store.EventContentChanged, map[string]any{
+					"site_id": siteID, "reason": "feed",
+					"created": counts.Created, "updated": counts.Updated, "deleted": counts.Deleted,
+				})
+			}
+			return nil
+		})
+		if !retryable(err) || attempt == maxAttempts {
+			break
 		}
-		if counts.Created+counts.Updated+counts.Deleted > 0 {
-			return store.InsertEvent(ctx, tx, siteID, store.EventContentChanged, map[string]any{
-				"site_id": siteID, "reason": "feed",
-				"created": counts.Created, "updated": counts.Updated, "deleted": counts.Deleted,
-			})
-		}
-		return nil
-	})
+		im.log.WarnContext(ctx, "ingest batch retried", "site_id", siteID, "attempt", attempt, "err", err)
+	}
 	if err != nil {
-		clear(agents) // the batch's new agents were rolled back
 		return fmt.Errorf("ingest: %w", err)
 	}
+	cache.publish(agents)
 	res.Counts.Created += counts.Created
 	res.Counts.Updated += counts.Updated
 	res.Counts.Unchanged += counts.Unchanged
@@ -134,6 +139,17 @@ func (im *Importer) applyBatch(ctx context.Context, siteID string, items []*item
 	return nil
 }
 
+// maxAttempts bounds how often a batch is applied again after a deadlock.
+const maxAttempts = 5
+
+// retryable reports whether err is Postgres ending the transaction because
+// of another one (a deadlock, a serialization failure): the batch is then
+// applied again whole, not split.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
 // applySplitting applies items in a savepoint; when the database refuses
 // them it rolls the savepoint back and applies each half the same way, so
 // that a refused listing is found in log2(len(items)) attempts and the
@@ -149,7 +165,7 @@ func applySplitting(ctx context.Context, tx pgx.Tx, siteID string, items []*item
 	}
 	_ = sp.Rollback(ctx)
 	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) {
+	if !errors.As(err, &pgErr) || retryable(err) {
 		return err
 	}
 	// The savepoint undid the agents these listings created.
@@ -380,6 +396,9 @@ func upsertAgents(ctx context.Context, tx pgx.Tx, siteID string, writes []*item,
 		if len(g.rows) == 0 {
 			continue
 		}
+		// In one order for every batch, so that two writers upserting the
+		// same new agents lock them in the same order.
+		slices.SortFunc(g.rows, func(a, b agentRow) int { return strings.Compare(a.key, b.key) })
 		n := len(g.rows)
 		names, emails := make([]string, n), make([]string, n)
 		mobiles, offices, ahs, photos := make([]string, n), make([]string, n), make([]string, n), make([]string, n)

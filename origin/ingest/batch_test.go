@@ -48,9 +48,11 @@ var edgeCases = head + `
 	<videoLink href="https://video.example/2"/></residential>
 </propertyList>`
 
-// Importing the same feeds in batches of one, seven or the default gives
-// the same rows: batching changes how many statements an import sends,
-// not what it stores.
+// Importing the same feeds in batches of one, seven or the default, with
+// one writer or two, gives the same rows: batching changes how many
+// statements an import sends, not what it stores, and two writers never
+// apply two records of one listing out of the feed's order (the edge
+// cases repeat listings in consecutive batches of one and of seven).
 func TestBatchSizesAgree(t *testing.T) {
 	var first, update strings.Builder
 	if err := reaxmlgen.Generate(&first, reaxmlgen.Options{Seed: 5, Listings: 700}); err != nil {
@@ -73,11 +75,12 @@ func TestBatchSizesAgree(t *testing.T) {
 	db := storetest.NewDB(t)
 	var want string
 	var wantResults []ingest.Result
-	for _, size := range []int{ingest.BatchSize, 7, 1} {
+	for _, run := range []struct{ size, writers int }{{ingest.BatchSize, 2}, {7, 2}, {1, 2}, {7, 1}} {
+		size := run.size
 		f := newFixtureOn(t, db)
 		var results []ingest.Result
 		for _, feed := range feeds {
-			res, err := f.im.Import(context.Background(), f.site, strings.NewReader(feed), ingest.Options{BatchSize: size})
+			res, err := f.im.Import(context.Background(), f.site, strings.NewReader(feed), ingest.Options{BatchSize: size, Writers: run.writers})
 			if err != nil {
 				t.Fatalf("batch size %d: %v", size, err)
 			}
@@ -93,7 +96,7 @@ func TestBatchSizesAgree(t *testing.T) {
 			continue
 		}
 		if got != want {
-			t.Errorf("batch size %d stored other rows than batch size %d:\n%s", size, ingest.BatchSize, firstDiff(want, got))
+			t.Errorf("batch size %d with %d writers stored other rows than batch size %d:\n%s", size, run.writers, ingest.BatchSize, firstDiff(want, got))
 		}
 		for i := range results {
 			if a, b := wantResults[i], results[i]; a.Counts != b.Counts || len(a.Errors) != len(b.Errors) {

@@ -1,8 +1,9 @@
 // Package ingest imports REAXML feeds into Postgres. The feed is read in
-// a goroutine of its own while the batch before it is written; a batch of
-// listings (BatchSize) is written in one transaction of a few statements
-// over arrays, whatever its size: the stored rows read and locked at once,
-// new agents upserted at once, new listings inserted at once, the others
+// a goroutine of its own while the batches before it are written (by as
+// many connections at once as Writers, a listing's records always in the
+// feed's order); a batch of listings (BatchSize) is written in one
+// transaction of a few statements over arrays, whatever its size: the
+// stored rows read and locked at once, new agents upserted at once, new listings inserted at once, the others
 // updated and every listing's parts replaced in one round trip. One bad
 // listing does not fail the others: when the database refuses a batch, it
 // is split in halves, each in a savepoint, down to the listing refused. A
@@ -21,8 +22,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/reaxml"
@@ -45,8 +49,17 @@ const analyzeAfter = 200
 // these refreshes).
 const analyzeDuring = 500
 
+// Writers is how many batches an import writes at once, each in its own
+// transaction on its own connection, unless Options.Writers says
+// otherwise. Postgres's work (the text-search vector, the indexes) is most
+// of a first import's cost, and two writers let it use two cores; but on
+// a loaded two-core machine two were measured no faster than one (and
+// Postgres spent 10-20 % more CPU a listing, two inserting into the same
+// indexes), so the default stays one until a quiet run says otherwise.
+const Writers = 1
+
 // Importer imports feeds into one database. Safe for concurrent use; imports
-// into one site take turns batch by batch.
+// into one site take turns, import by import.
 type Importer struct {
 	db  *store.DB
 	log *slog.Logger
@@ -68,6 +81,9 @@ type Options struct {
 	// BatchSize is how many listings share one transaction; 0 means
 	// BatchSize.
 	BatchSize int
+	// Writers is how many batches are written at once; 0 means Writers.
+	// It is capped at one less than the database pool's size.
+	Writers int
 }
 
 // Import reads a feed and applies it to the site's listings. Listing-level
@@ -76,6 +92,11 @@ type Options struct {
 // broken beyond recovery, or ctx ending. Batches committed before such an
 // error stay committed, and the Result counts them. Importing the same feed
 // again changes nothing.
+//
+// Batches are written by Writers connections at once, but a record always
+// applies after every earlier record of the feed for the same listing: a
+// batch holding a listing that a batch still being written holds waits
+// for it. Results, errors and Progress come in the feed's order.
 func (im *Importer) Import(ctx context.Context, siteID string, feed io.Reader, opts Options) (Result, error) {
 	var res Result
 	site, err := im.db.GetSite(ctx, siteID)
@@ -90,11 +111,28 @@ func (im *Importer) Import(ctx context.Context, siteID string, feed io.Reader, o
 	if size <= 0 {
 		size = BatchSize
 	}
+	writers := opts.Writers
+	if writers <= 0 {
+		writers = Writers
+	}
+	writers = max(1, min(writers, int(im.db.Pool.Config().MaxConns)-1))
+
+	// Imports into one site take turns, so two feeds racing cannot both
+	// create the same listing: the first writer's connection holds the
+	// site's lock for the whole import (a crash releases it with the
+	// connection).
+	conns, err := im.lockSite(ctx, site.ID, writers)
+	if err != nil {
+		return res, err
+	}
+	defer im.unlockSite(site.ID, conns)
+	writers = len(conns)
+
 	// Three stages, each in a goroutine of its own, one batch apart: the
 	// feed is read (XML), the batch before is encoded (JSON, hashes), the
-	// one before that is written. At most five batches are in memory.
-	// Import returns only once both have stopped: the feed is the caller's
-	// again.
+	// ones before that are written. At most 4 + Writers batches are in
+	// memory. Import returns only once all have stopped: the feed is the
+	// caller's again.
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -102,32 +140,98 @@ func (im *Importer) Import(ctx context.Context, siteID string, feed io.Reader, o
 	read, batches := make(chan parsed, 1), make(chan parsed, 1)
 	wg.Go(func() { readBatches(ctx, feed, loc, size, read) })
 	wg.Go(func() { prepareBatches(ctx, read, batches) })
-	agents := map[string]int64{}
+	agents := &agentCache{ids: map[string]int64{}}
+	jobs := make(chan *job)
+	defer close(jobs)
+	for _, c := range conns {
+		wg.Go(func() {
+			for j := range jobs {
+				j.err = im.applyBatch(ctx, c, site.ID, j.items, agents, &j.res)
+				close(j.done)
+			}
+		})
+	}
+
 	analyzeAt := analyzeDuring
 	var bytesRead int64
-	for b := range batches {
-		bytesRead = b.bytesRead
-		for _, e := range b.errs {
+	var inflight []*job
+	var failed error
+	var analyzeDue bool
+	// finish takes the oldest batch being written: its outcome joins the
+	// import's, in the feed's order.
+	finish := func() {
+		j := inflight[0]
+		inflight = inflight[1:]
+		<-j.done
+		for _, e := range j.errs {
 			res.addError(e.ListingID, e.Line, e.Message)
 		}
-		if len(b.items) > 0 {
-			if err := im.applyBatch(ctx, site.ID, b.items, agents, &res); err != nil {
-				return res, err
+		if j.err != nil {
+			if failed == nil {
+				failed = j.err
 			}
+			return
+		}
+		res.merge(j.res)
+		if len(j.items) > 0 {
 			if c := res.Counts; c.Created+c.Updated+c.Deleted >= analyzeAt {
-				im.analyze(ctx)
+				analyzeDue = true
 				analyzeAt *= 4
 			}
-			if opts.Progress != nil {
-				opts.Progress(res.Counts, b.bytesRead)
+			if opts.Progress != nil && failed == nil {
+				opts.Progress(res.Counts, j.bytesRead)
 			}
 		}
+	}
+	var feedErr error
+	for b := range batches {
+		bytesRead = b.bytesRead
+		j := &job{items: b.items, errs: b.errs, bytesRead: b.bytesRead, done: make(chan struct{})}
+		if len(j.items) == 0 {
+			close(j.done)
+		} else {
+			j.keys = make(map[[2]string]bool, len(j.items))
+			for _, it := range j.items {
+				j.keys[[2]string{it.l.AgentID, it.l.UniqueID}] = true
+			}
+			for len(inflight) > 0 && (writing(inflight) >= writers || j.waitsFor(inflight)) {
+				finish()
+			}
+		}
+		if analyzeDue && len(j.items) > 0 && failed == nil {
+			// On the first writer's connection, once every batch before
+			// has been written (a pool may have no other to spare).
+			for len(inflight) > 0 {
+				finish()
+			}
+			if failed == nil {
+				im.analyze(ctx, conns[0])
+			}
+			analyzeDue = false
+		}
+		if failed != nil {
+			break
+		}
+		if len(j.items) > 0 {
+			jobs <- j
+		}
+		inflight = append(inflight, j)
 		if b.err != nil {
-			if errors.Is(b.err, context.Canceled) || errors.Is(b.err, context.DeadlineExceeded) {
-				return res, b.err
-			}
-			return res, fmt.Errorf("ingest: feed: %w", b.err)
+			feedErr = b.err
+			break
 		}
+	}
+	for len(inflight) > 0 {
+		finish()
+	}
+	if failed != nil {
+		return res, failed
+	}
+	if feedErr != nil {
+		if errors.Is(feedErr, context.Canceled) || errors.Is(feedErr, context.DeadlineExceeded) {
+			return res, feedErr
+		}
+		return res, fmt.Errorf("ingest: feed: %w", feedErr)
 	}
 	if err := ctx.Err(); err != nil {
 		return res, err
@@ -136,12 +240,135 @@ func (im *Importer) Import(ctx context.Context, siteID string, feed io.Reader, o
 		// A large import changes the tables' statistics faster than
 		// autovacuum catches up; plans made on stale ones (a nested loop
 		// over "one" listing) are what the read API would pay for.
-		im.analyze(ctx)
+		im.analyze(ctx, conns[0])
 	}
 	im.log.InfoContext(ctx, "feed imported", "site_id", site.ID, "bytes", bytesRead,
 		"created", res.Counts.Created, "updated", res.Counts.Updated, "unchanged", res.Counts.Unchanged,
 		"deleted", res.Counts.Deleted, "skipped", res.Counts.Skipped, "errors", res.Counts.Errors)
 	return res, nil
+}
+
+// job is a batch handed to a writer, with what writing it did.
+type job struct {
+	items     []*item
+	errs      []ListingError // met while reading the batch
+	keys      map[[2]string]bool
+	bytesRead int64
+	done      chan struct{} // closed once written (or refused)
+	res       Result        // the batch's outcome, once committed
+	err       error         // what stopped the batch
+}
+
+// writing counts the batches handed to writers and not finished yet.
+func writing(inflight []*job) int {
+	n := 0
+	for _, j := range inflight {
+		if len(j.items) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// waitsFor reports whether a batch being written holds one of j's
+// listings: j must then wait for it.
+func (j *job) waitsFor(inflight []*job) bool {
+	for _, o := range inflight {
+		if len(o.keys) > len(j.keys) {
+			for k := range j.keys {
+				if o.keys[k] {
+					return true
+				}
+			}
+			continue
+		}
+		for k := range o.keys {
+			if j.keys[k] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lockSite takes a connection per writer from the pool, the first holding
+// the site's import lock (waiting for an import into the site that holds
+// it). Writers whose connection the pool cannot give at once are dropped.
+func (im *Importer) lockSite(ctx context.Context, siteID string, writers int) ([]*pgxpool.Conn, error) {
+	first, err := im.db.Pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	if _, err := first.Exec(ctx, `SELECT pg_advisory_lock(hashtextextended($1, 7))`, siteID); err != nil {
+		first.Hijack().Close(context.Background()) // the lock may have been taken
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	conns := []*pgxpool.Conn{first}
+	for len(conns) < writers {
+		if im.db.Pool.Stat().AcquiredConns()+1 >= im.db.Pool.Config().MaxConns {
+			break // the rest of the origin needs connections too
+		}
+		c, err := im.db.Pool.Acquire(ctx)
+		if err != nil {
+			break
+		}
+		conns = append(conns, c)
+	}
+	return conns, nil
+}
+
+// unlockSite gives the site's import lock and the connections back. A
+// connection that cannot say it let the lock go is closed instead, which
+// lets it go.
+func (im *Importer) unlockSite(siteID string, conns []*pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := conns[0].Exec(ctx, `SELECT pg_advisory_unlock(hashtextextended($1, 7))`, siteID); err != nil {
+		conns[0].Hijack().Close(ctx)
+		conns = conns[1:]
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+}
+
+// agentCache holds the ids of the agents an import has upserted, in
+// batches that committed, so each is written once per import: upserting
+// one agent per listing would pile up dead row versions that every later
+// lookup of the agent walks.
+type agentCache struct {
+	mu  sync.Mutex
+	ids map[string]int64
+}
+
+// snapshot is a copy for one batch to use and add to.
+func (c *agentCache) snapshot() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.ids)
+}
+
+// publish adds a committed batch's agents.
+func (c *agentCache) publish(ids map[string]int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	maps.Copy(c.ids, ids)
+}
+
+// merge adds a committed batch's outcome.
+func (r *Result) merge(b Result) {
+	r.Counts.Created += b.Counts.Created
+	r.Counts.Updated += b.Counts.Updated
+	r.Counts.Unchanged += b.Counts.Unchanged
+	r.Counts.Deleted += b.Counts.Deleted
+	r.Counts.Skipped += b.Counts.Skipped
+	r.Counts.Errors += b.Counts.Errors
+	for _, e := range b.Errors {
+		if len(r.Errors) == MaxErrors {
+			break
+		}
+		r.Errors = append(r.Errors, e)
+	}
 }
 
 // parsed is a batch of a feed's listings, prepared, with the listing
@@ -223,8 +450,8 @@ func prepareBatches(ctx context.Context, in <-chan parsed, out chan<- parsed) {
 
 // analyze refreshes the statistics of the tables an import writes. A
 // failure is logged, not returned: the import itself succeeded.
-func (im *Importer) analyze(ctx context.Context) {
-	if _, err := im.db.Pool.Exec(ctx, `ANALYZE listings, listing_agents, media, agents, inspections`); err != nil {
+func (im *Importer) analyze(ctx context.Context, conn *pgxpool.Conn) {
+	if _, err := conn.Exec(ctx, `ANALYZE listings, listing_agents, media, agents, inspections`); err != nil {
 		im.log.WarnContext(ctx, "analyze during import", "err", err)
 	}
 }

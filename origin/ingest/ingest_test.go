@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/listgate/listgate/origin/ingest"
 	"github.com/listgate/listgate/origin/store"
@@ -382,5 +383,69 @@ func TestGeneratedFeedProgressAndIdempotence(t *testing.T) {
 	c := again.Counts
 	if c.Created+c.Updated+c.Deleted+c.Errors != 0 || c.Unchanged+c.Skipped != res.Counts.Created+res.Counts.Updated+res.Counts.Deleted+res.Counts.Unchanged+res.Counts.Skipped {
 		t.Errorf("second import %+v after %+v", c, res.Counts)
+	}
+}
+
+// Imports into one site take turns: an import waits for the site's import
+// lock, held here by another session as a running import holds it, and
+// goes on once it is let go; the lock is free again when Import returns.
+func TestImportsIntoOneSiteTakeTurns(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	holder, err := f.db.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release()
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock(hashtextextended($1, 7))`, f.site); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := reaxmlgen.Generate(&b, reaxmlgen.Options{Seed: 8, Listings: 30}); err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		res ingest.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := f.im.Import(ctx, f.site, strings.NewReader(b.String()), ingest.Options{})
+		done <- outcome{res, err}
+	}()
+	// Await the import's connection waiting for the site's lock.
+	deadline := time.Now().Add(time.Minute)
+	for waiting := false; !waiting; {
+		if time.Now().After(deadline) {
+			t.Fatal("the import never waited for the site's import lock")
+		}
+		if err := f.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+			AND (classid::bigint << 32 | objid::bigint) = hashtextextended($1, 7))`, f.site).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case o := <-done:
+			t.Fatalf("the import ran while another held the site: %+v %v", o.res.Counts, o.err)
+		default:
+		}
+	}
+	var n int
+	f.scalar(t, &n, `SELECT count(*) FROM listings WHERE site_id = $1`)
+	if n != 0 {
+		t.Fatalf("%d listings stored while another import held the site", n)
+	}
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock(hashtextextended($1, 7))`, f.site); err != nil {
+		t.Fatal(err)
+	}
+	o := <-done
+	if o.err != nil || o.res.Counts.Created == 0 {
+		t.Fatalf("import after the lock was let go: %+v %v", o.res.Counts, o.err)
+	}
+	var free bool
+	if err := holder.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 7))`, f.site).Scan(&free); err != nil || !free {
+		t.Fatalf("the site's import lock is still held after Import returned (%v)", err)
+	}
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock(hashtextextended($1, 7))`, f.site); err != nil {
+		t.Fatal(err)
 	}
 }
