@@ -25,7 +25,7 @@ func tracedSystem(t *testing.T, env ...string) (*system, *proc) {
 	s.origin = start(t, "origin", bins.Origin, append([]string{"LISTGATE_DATABASE_URL=" + s.dbURL,
 		"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_ORIGIN_ADDR=127.0.0.1:0"}, env...), "serve")
 	edge := start(t, "edge", bins.Edge, append([]string{"LISTGATE_INTERNAL_TOKEN=" + token,
-		"LISTGATE_EDGE_ADDR=127.0.0.1:0", "LISTGATE_ORIGIN_URL=" + s.origin.url()}, env...))
+		"LISTGATE_EDGE_ADDR=127.0.0.1:0", "LISTGATE_EDGE_ADMIN_ADDR=127.0.0.1:0", "LISTGATE_ORIGIN_URL=" + s.origin.url()}, env...))
 	awaitReady(t, edge)
 	return s, edge
 }
