@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"io"
 	"net"
 	"strconv"
@@ -96,11 +97,17 @@ func (l *connLimit) reject(c net.Conn) {
 	}()
 }
 
-// limitedConn gives its place back when it is closed, once.
+// limitedConn gives its place back when it is closed, once. It also sends
+// a response's buffered headers and its body in one write
+// (WriteWithBuffered, for cached bodies: gateway/entrybody.go).
 type limitedConn struct {
 	net.Conn
 	l      *connLimit
 	closed atomic.Bool
+	// hold, while set, makes Write keep what it is given in held instead
+	// of sending it; only the connection's own goroutine sets it.
+	hold bool
+	held []byte
 }
 
 func (c *limitedConn) Close() error {
@@ -108,4 +115,36 @@ func (c *limitedConn) Close() error {
 		c.l.open.Add(-1)
 	}
 	return c.Conn.Close()
+}
+
+func (c *limitedConn) Write(p []byte) (int, error) {
+	if c.hold {
+		c.held = append(c.held, p...)
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// WriteWithBuffered sends what bw holds, then body, in one writev: bw's
+// bytes are taken by flushing it into held (a copy of the headers, a few
+// hundred bytes), the body is sent from where it lies. It returns the
+// body's bytes written.
+func (c *limitedConn) WriteWithBuffered(bw *bufio.Writer, body []byte) (int, error) {
+	if bw.Buffered() == 0 {
+		return c.Conn.Write(body)
+	}
+	c.hold = true
+	err := bw.Flush()
+	c.hold = false
+	head := c.held
+	c.held = c.held[:0]
+	if cap(c.held) > 4<<10 {
+		c.held = nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	bufs := net.Buffers{head, body}
+	n, err := bufs.WriteTo(c.Conn)
+	return int(max(0, n-int64(len(head)))), err
 }

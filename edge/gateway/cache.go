@@ -164,7 +164,7 @@ func (g *Gateway) refresh(ctx *fasthttp.RequestCtx, rt *route, info *keycache.In
 
 // writeEntry answers from a cache entry: 304 when If-None-Match names its
 // ETag, else its body, gzip-compressed when the client accepts that. The
-// entry's bytes are not copied: entries are immutable.
+// entry's bytes are not copied: entries are immutable (setEntryBody).
 func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how []byte) {
 	h := &ctx.Response.Header
 	h.SetCanonical(hdrXCache, how)
@@ -189,19 +189,19 @@ func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how [
 	if accepts(ae, "br") {
 		if br := e.Brotli(); br != nil {
 			h.SetContentEncodingBytes(valBrotli)
-			ctx.Response.SetBodyRaw(br)
+			setEntryBody(ctx, br)
 			return
 		}
 	}
 	if accepts(ae, "gzip") {
 		if gz := e.Gzip(); gz != nil {
 			h.SetContentEncodingBytes(valGzip)
-			ctx.Response.SetBodyRaw(gz)
+			setEntryBody(ctx, gz)
 			return
 		}
 	}
 	h.SetContentEncodingBytes(nil)
-	ctx.Response.SetBodyRaw(e.Body)
+	setEntryBody(ctx, e.Body)
 }
 
 // etagMatch is If-None-Match's weak comparison.
