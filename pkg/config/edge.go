@@ -91,13 +91,13 @@ type Edge struct {
 	// through (keys cached, or active in the last day, always do). Default 20.
 	AuthFailureLimit int `yaml:"auth_failure_limit"`
 	// WriteBufferBytes is each client connection's write buffer
-	// (LISTGATE_EDGE_WRITE_BUFFER_BYTES). A response that fits (headers and
-	// body) leaves in one write; a larger one takes two or more, which cost
-	// the edge a sixth to a third of its throughput on cached reads
-	// (docs/performance.md). The buffer stays with a keep-alive connection
-	// once it has been answered, so memory is this times open connections,
-	// bounded by MaxConnections. Default 32 KiB: a page of a few listings
-	// without compression, a page of about a hundred gzip-compressed.
+	// (LISTGATE_EDGE_WRITE_BUFFER_BYTES). A cached body of 4 KiB or more
+	// leaves with its headers in one writev, without it; every other
+	// answer (forwarded from the origin, errors, small bodies) is written
+	// through it, in one write when headers and body fit, else in two or
+	// more. The buffer stays with a keep-alive connection once it has been
+	// answered, so memory is this times open connections, bounded by
+	// MaxConnections. Default 32 KiB.
 	WriteBufferBytes int `yaml:"write_buffer_bytes"`
 	// MaxConnections bounds the client connections open at once on the
 	// public listeners (LISTGATE_EDGE_MAX_CONNECTIONS); one more is answered
