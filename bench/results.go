@@ -165,9 +165,7 @@ func runScenario(name string, f func([]string) error, args []string) (err error)
 	report.Lock()
 	s := scenarioOf(name)
 	s.Started = time.Now()
-	if p := plans[name]; p != nil {
-		s.PlanS = p(quick).Seconds()
-	}
+	s.PlanS = scenarioPlan(name, len(report.order) == 1).Seconds()
 	s.Load[0] = loadAverage()
 	report.Unlock()
 	defer func() {
