@@ -198,6 +198,16 @@ func benchEdgeHit(args []string) error {
 		summarize("edge-hit", "open model %s at 75%% of %s req/s: p50 %s, p99 %s, p99.9 %s, success %.2f %%",
 			s.Target, fmtRate(s.MaxRPS), fmtMs(p.P50), fmtMs(p.P99), fmtMs(p.P999), 100*p.Success)
 	}
+	// Issue #21's latency goal: at 50 % of the edge's closed-loop maximum,
+	// the edge's p99 within twice the bare handler's at the same rate, each
+	// beside the generator's own send lag.
+	if len(series) >= 2 && len(series[0].Points) >= 2 && len(series[1].Points) >= 2 {
+		e, b := series[0].Points[1], series[1].Points[1]
+		ratio := e.P99 / b.P99
+		summarize("edge-hit", "latency at 50%% of the edge's maximum (%s req/s offered): edge p99 %s (send lag p99 %s), bare fasthttp p99 %s (send lag p99 %s): edge / bare = %s (goal ≤ 2)",
+			fmtRate(e.OfferedRPS), fmtMs(e.P99), fmtMs(e.SendLagP99), fmtMs(b.P99), fmtMs(b.SendLagP99), fmtRatio(ratio))
+		data["p99_at_half_edge_over_bare"] = ratio
+	}
 	data["latency"] = series
 	return writeResults("edge-hit", data)
 }
