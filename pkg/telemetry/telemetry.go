@@ -5,10 +5,11 @@
 //
 // What the OpenTelemetry SDK reads itself is left to it: OTEL_SERVICE_NAME
 // and OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER and
-// OTEL_TRACES_SAMPLER_ARG (default parentbased_always_on), the
-// OTEL_EXPORTER_OTLP_* endpoint, headers, timeout and compression, and the
-// batch processor's OTEL_BSP_*. This package decides whether tracing is on
-// and refuses what the programs cannot do (a gRPC exporter) at start-up.
+// OTEL_TRACES_SAMPLER_ARG (default parentbased_always_on), and the batch
+// processor's OTEL_BSP_*. This package decides whether tracing is on and
+// refuses what the programs cannot do (a gRPC exporter) at start-up; the
+// exporter is its own (otlphttp), configured from the OTEL_EXPORTER_OTLP_*
+// headers, timeout, compression and certificates (otlphttp.FromEnv).
 package telemetry
 
 import (
@@ -20,10 +21,11 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/listgate/listgate/pkg/telemetry/otlphttp"
 )
 
 // Getenv looks up an environment variable (os.LookupEnv in production; nil
@@ -80,11 +82,13 @@ func Start(ctx context.Context, service string, getenv Getenv, log *slog.Logger)
 			log.Warn("tracing: export failed", "err", err)
 		}))
 	}
-	// The exporter reads the headers, timeout, compression and TLS files
-	// from the environment itself.
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint))
+	cfg, err := otlphttp.FromEnv(get, endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("tracing: OTLP exporter: %w", err)
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	exp, err := otlphttp.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
 	}
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", service)),

@@ -42,6 +42,7 @@ type Receiver struct {
 	mu      sync.Mutex
 	spans   []Span
 	exports int
+	headers []http.Header // of each export
 	changed chan struct{} // closed and replaced on every export
 }
 
@@ -113,6 +114,7 @@ func (r *Receiver) export(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	r.spans = append(r.spans, got...)
 	r.exports++
+	r.headers = append(r.headers, req.Header.Clone())
 	close(r.changed)
 	r.changed = make(chan struct{})
 	r.mu.Unlock()
@@ -148,6 +150,13 @@ func (r *Receiver) Exports() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.exports
+}
+
+// Headers returns the request headers of each export received so far.
+func (r *Receiver) Headers() []http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]http.Header(nil), r.headers...)
 }
 
 // Wait waits until done reports true of the spans received so far, and
