@@ -24,11 +24,11 @@ import (
 func init() {
 	scenarios["edge-hit"] = benchEdgeHit
 	plans["edge-hit"] = func(q bool) time.Duration {
-		d, r, l := 8*time.Second, 2, 10*time.Second
+		d, r, l := 6*time.Second, 2, 6*time.Second
 		if q {
 			d, r, l = 2*time.Second, 1, time.Second
 		}
-		// wrk: four targets per round; open model: three targets.
+		// wrk: five targets per round; open model: three targets.
 		return systemSetup + time.Duration(5*r)*d + latencyPlan(3, l)
 	}
 }
@@ -43,10 +43,10 @@ func init() {
 // the edge and the origin at fixed rates (open model) for their latency.
 func benchEdgeHit(args []string) error {
 	fs := flag.NewFlagSet("edge-hit", flag.ContinueOnError)
-	dur := fs.Duration("duration", def(8*time.Second, 2*time.Second), "duration of each wrk run")
+	dur := fs.Duration("duration", def(6*time.Second, 2*time.Second), "duration of each wrk run")
 	conns := fs.Int("connections", 64, "wrk connections")
 	rounds := fs.Int("rounds", def(2, 1), "alternating rounds")
-	latDur := fs.Duration("latency-duration", def(10*time.Second, time.Second), "duration of each fixed-rate run (0: none)")
+	latDur := fs.Duration("latency-duration", def(6*time.Second, time.Second), "duration of each fixed-rate run (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
