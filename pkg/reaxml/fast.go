@@ -39,7 +39,8 @@ type source struct {
 	err  error // what r ended with
 	// last2 are the last two bytes ReadByte handed out: "/>" after a
 	// root element that closes itself.
-	last2 uint16
+	last2   uint16
+	refills int // calls of more, for tests
 }
 
 const (
@@ -69,8 +70,12 @@ func (s *source) Read(p []byte) (int, error) {
 }
 
 // more drops the bytes before keep (offsets into buf shift down by keep),
-// reads at least one more byte and reports whether it could.
+// reads more and reports whether it read anything. It reads until what it
+// keeps has doubled (at least sourceChunk more), so that a listing the fast
+// path must scan again after each refill is scanned O(log n) times, not
+// once per chunk.
 func (s *source) more(keep int) bool {
+	s.refills++
 	n := copy(s.buf, s.buf[keep:])
 	s.buf = s.buf[:n]
 	s.pos -= keep
@@ -78,24 +83,21 @@ func (s *source) more(keep int) bool {
 	if s.eof {
 		return false
 	}
-	if cap(s.buf)-n < sourceChunk {
-		grown := make([]byte, n, max(2*cap(s.buf), n+sourceChunk))
+	want := n + max(n, sourceChunk)
+	if cap(s.buf) < want {
+		grown := make([]byte, n, want)
 		copy(grown, s.buf)
 		s.buf = grown
 	}
-	for {
-		m, err := s.r.Read(s.buf[n:cap(s.buf)])
-		s.buf = s.buf[:n+m]
+	for len(s.buf) < want {
+		m, err := s.r.Read(s.buf[len(s.buf):want])
+		s.buf = s.buf[:len(s.buf)+m]
 		if err != nil {
 			s.eof, s.err = true, err
-		}
-		if m > 0 {
-			return true
-		}
-		if err != nil {
-			return false
+			break
 		}
 	}
+	return len(s.buf) > n
 }
 
 // errMore: the buffer ends inside what is being read. errBail: the input

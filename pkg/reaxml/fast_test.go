@@ -145,3 +145,19 @@ func FuzzFastMatchesXML(f *testing.F) {
 		decodeBoth(t, data, len(data)/3+2)
 	})
 }
+
+// A large listing is scanned again after each refill of the buffer; the
+// refills double what is kept, so a 6 MiB listing read 32 KB at a time
+// takes a handful of them, not one per read (which made a hostile feed of
+// large listings cost time quadratic in their size).
+func TestFastPathRefillsGeometrically(t *testing.T) {
+	big := feed(stub("<description>" + strings.Repeat("Sunny rooms and a long garden. ", 200_000) + "</description>"))
+	d := NewDecoder(&chunkReader{data: []byte(big), n: 32 << 10}, Options{})
+	res := decodeWith(t, d, 10)
+	if len(res.Entries) != 1 || res.Entries[0].Listing == nil || d.fs == nil {
+		t.Fatalf("the listing was not read by the fast path: %s", cut(string(mustJSON(t, res))))
+	}
+	if d.src.refills > 12 {
+		t.Errorf("%d refills for a %d MiB listing", d.src.refills, len(big)>>20)
+	}
+}
