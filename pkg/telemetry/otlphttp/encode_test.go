@@ -334,3 +334,27 @@ func FuzzAppendRequest(f *testing.F) {
 		requireEqual(t, decode(t, otlphttp.AppendRequest(nil, []sdktrace.ReadOnlySpan{stub.Snapshot()})), want)
 	})
 }
+
+// A batch of 512 spans like the edge's server spans (the batch
+// processor's default batch size) encoded into a reused buffer.
+func BenchmarkAppendRequest(b *testing.B) {
+	res := resource.NewSchemaless(attribute.String("service.name", "listgate-edge"), attribute.String("host.name", "edge-1"))
+	batch := make([]sdktrace.ReadOnlySpan, 512)
+	for i := range batch {
+		batch[i] = tracetest.SpanStub{Name: "GET /v1/sites/{site}/listings", SpanKind: trace.SpanKindServer,
+			SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: spanID, TraceFlags: trace.FlagsSampled}),
+			StartTime:   start, EndTime: start.Add(time.Millisecond), Resource: res,
+			InstrumentationScope: instrumentation.Scope{Name: "github.com/listgate/listgate"},
+			Attributes: []attribute.KeyValue{attribute.String("http.request.method", "GET"),
+				attribute.String("url.path", "/v1/sites/site_123/listings"), attribute.String("http.route", "/v1/sites/{site}/listings"),
+				attribute.Int("http.response.status_code", 200), attribute.String("listgate.cache", "HIT"),
+				attribute.String("listgate.site_id", "site_123"), attribute.String("listgate.key_id", "key_456"),
+				attribute.String("listgate.request_id", "req-0123456789")}}.Snapshot()
+	}
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = otlphttp.AppendRequest(buf[:0], batch)
+	}
+	b.SetBytes(int64(len(buf)))
+}
