@@ -169,3 +169,28 @@ func TestTracingOffExportsNothing(t *testing.T) {
 		}
 	}
 }
+
+// A request whose path is not UTF-8 is traced, the bytes that are not
+// replaced by U+FFFD in its url.path: an OTLP string must be UTF-8, and
+// its batch — the other requests' spans with it — is not lost for it.
+func TestTraceOfAPathNotUTF8(t *testing.T) {
+	recv := otlptest.Start(t)
+	_, edge := tracedSystem(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.Endpoint, "OTEL_BSP_SCHEDULE_DELAY=50")
+	status, _ := raw(t, edge.addr, "GET /v1/sites/\xff\xfe/listings HTTP/1.1\r\nHost: edge\r\nX-Request-Id: e2e-not-utf8\r\nConnection: close\r\n\r\n")
+	t.Logf("answered %d", status)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	spans := recv.Wait(t, ctx, func(spans []otlptest.Span) bool {
+		for _, sp := range spans {
+			if sp.Attrs["listgate.request_id"] == "e2e-not-utf8" {
+				return true
+			}
+		}
+		return false
+	})
+	for _, sp := range spans {
+		if sp.Attrs["listgate.request_id"] == "e2e-not-utf8" && sp.Attrs["url.path"] != "/v1/sites/\uFFFD/listings" {
+			t.Errorf("url.path %q", sp.Attrs["url.path"])
+		}
+	}
+}
