@@ -131,3 +131,66 @@ func TestSearchWindow(t *testing.T) {
 		t.Errorf("narrow: %d refs, total %d exact %v; want %d", len(gotNarrow), m.Total, m.TotalExact, len(wantNarrow))
 	}
 }
+
+// Ranking a search's window reads no block beyond those that found it:
+// each match's text-search vector comes with its row. On realistic
+// listings (the feed generator's) a vector is about 1.3 kB, and stored out
+// of line (TOAST) ranking would read it back, some four blocks a match.
+func TestRankingReadsNoMoreBlocks(t *testing.T) {
+	e := newEnv(t)
+	var feed bytes.Buffer
+	if err := reaxmlgen.Generate(&feed, reaxmlgen.Options{Seed: 23, Listings: 300}); err != nil {
+		t.Fatal(err)
+	}
+	e.mustImport(t, feed.String())
+	ctx := context.Background()
+	var common string
+	e.db.Pool.QueryRow(ctx, `SELECT word FROM ts_stat(format('SELECT to_tsvector(''simple'', description)
+		FROM listings WHERE site_id = %L', $1::text)) WHERE length(word) >= 5 AND word ~ '^[a-z]+$'
+		ORDER BY ndoc DESC, word LIMIT 1`, e.site).Scan(&common)
+	f, err := parseListingFilter(&url.URL{RawQuery: "q=" + common}, searchParams, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := listingSQL(e.site, f)
+	var plan []struct{ Plan planNode }
+	if err := e.db.Pool.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+q.page, q.args...).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	ranked := plan[0].Plan.find(func(n *planNode) bool { return n.SubplanName == "CTE w" })
+	if ranked == nil {
+		t.Fatalf("no window CTE w in the plan: %+v", plan)
+	}
+	window := ranked.find(func(n *planNode) bool { return n.NodeType == "CTE Scan" && n.CTEName == "c" })
+	if window == nil || window.ActualRows < 100 {
+		t.Fatalf("the ranking does not read a window of %q's matches: %+v", common, ranked)
+	}
+	if extra := ranked.blocks() - window.blocks(); extra != 0 {
+		t.Errorf("ranking %d matches of %q read %d blocks beyond the %d that found them", int(window.ActualRows), common, extra, window.blocks())
+	}
+}
+
+// planNode is a node of EXPLAIN (FORMAT JSON).
+type planNode struct {
+	NodeType    string  `json:"Node Type"`
+	SubplanName string  `json:"Subplan Name"`
+	CTEName     string  `json:"CTE Name"`
+	ActualRows  float64 `json:"Actual Rows"`
+	SharedHit   int     `json:"Shared Hit Blocks"`
+	SharedRead  int     `json:"Shared Read Blocks"`
+	Plans       []planNode
+}
+
+func (n *planNode) blocks() int { return n.SharedHit + n.SharedRead }
+
+func (n *planNode) find(match func(*planNode) bool) *planNode {
+	if match(n) {
+		return n
+	}
+	for i := range n.Plans {
+		if m := n.Plans[i].find(match); m != nil {
+			return m
+		}
+	}
+	return nil
+}
