@@ -36,7 +36,7 @@ func init() {
 			return 20 * time.Second
 		}
 		// 110,000 listings first imported, 100,000 again, and the COPY
-		// (3 min 41 s on 965d392, of which some 45 s went to generating
+		// (3 min 41 s on 965d392, of which about 30 s went to generating
 		// the feeds, now cached between runs, and to parsing 100,000
 		// listings alone, now 10,000).
 		return 180 * time.Second
@@ -240,7 +240,7 @@ func benchIngest(args []string) error {
 }
 
 // copyAnchor copies the rows an import stored for a site (listings without
-// their generated search column, agents, listing_agents, media,
+// their search column, agents, listing_agents, media,
 // inspections) into bare tables of the same columns, with COPY, and
 // returns how long the COPY took, the Postgres CPU it cost and how many
 // listings it copied.
