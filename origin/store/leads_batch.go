@@ -15,12 +15,12 @@ import (
 
 // Group commit of lead submissions.
 //
-// A submission costs Postgres about a millisecond of CPU, much of it the
+// A submission costs Postgres over a millisecond of CPU, much of it the
 // transaction around the work (its start, its snapshots, its commit) and
 // the turn it waits for the site's round-robin counter, whose row every
-// new lead of a site locks until its transaction ends. Submissions that
-// arrive while others are being stored wait, and are then stored together
-// in one transaction, in one round trip: the calls of submit_lead one after
+// new lead of a site locks until its transaction ends. Submissions to a
+// site that arrive while a group of the site's is being stored wait, and
+// are then stored together in one transaction, in one round trip: the calls of submit_lead one after
 // the other, in the order they arrived, as if each had been made alone
 // after the previous one committed. A submission therefore sees the ones
 // before it in its group: two with a contact in common are a lead and its
@@ -59,34 +59,45 @@ type groupResult struct {
 	retry bool
 }
 
-// leadGroupRunners is how many groups are stored at once: as many as the
-// cores a small Postgres has. Groups of different sites, or of one site
-// (but for their last statement, round robin), are stored side by side.
-const leadGroupRunners = 2
-
-// leadGroups gathers concurrent submissions into groups. The zero value
-// stores nothing in groups (max 0: every submission alone).
+// leadGroups gathers concurrent submissions into groups, one queue per
+// site. A site's groups are stored one at a time: each new lead of a group
+// takes a turn of the site's round-robin counter, whose row its
+// transaction holds to the commit, so two groups of one site would only
+// wait for each other (measured: more Postgres CPU a lead with two at
+// once). Sites' groups are stored side by side. The zero value stores
+// nothing in groups (max 0: every submission alone).
 type leadGroups struct {
-	max     int
-	runners int
-	mu      sync.Mutex
-	queue   []*pendingLead
-	running int
+	max   int
+	mu    sync.Mutex
+	sites map[string]*siteQueue
 }
 
-// submitGrouped stores nl with the submissions that arrive meanwhile: it
-// queues nl, and a submission that finds fewer than leadGroupRunners
-// groups being stored starts a goroutine that stores the queue, group
-// after group, until it is empty.
-// A group of one is made as a single call (groupResult.alone).
+// siteQueue is the submissions to one site waiting for their group.
+type siteQueue struct {
+	queue   []*pendingLead
+	running bool
+}
+
+// submitGrouped stores nl with the submissions to its site that arrive
+// meanwhile: it queues nl, and the first submission to find no group of
+// its site being stored starts a goroutine that stores the site's queue,
+// group after group, until it is empty.
 func (db *DB) submitGrouped(ctx context.Context, nl NewLead, attempt pgtype.UUID) groupResult {
 	g := &db.leadGroups
 	p := &pendingLead{ctx: ctx, nl: nl, attempt: attempt, done: make(chan groupResult, 1)}
 	g.mu.Lock()
-	g.queue = append(g.queue, p)
-	if g.running < g.runners {
-		g.running++
-		go db.storeGroups()
+	if g.sites == nil {
+		g.sites = map[string]*siteQueue{}
+	}
+	q := g.sites[nl.SiteID]
+	if q == nil {
+		q = &siteQueue{}
+		g.sites[nl.SiteID] = q
+	}
+	q.queue = append(q.queue, p)
+	if !q.running {
+		q.running = true
+		go db.storeGroups(nl.SiteID, q)
 	}
 	g.mu.Unlock()
 	select {
@@ -99,19 +110,21 @@ func (db *DB) submitGrouped(ctx context.Context, nl NewLead, attempt pgtype.UUID
 	}
 }
 
-// storeGroups stores the queue, group after group, until it is empty.
-func (db *DB) storeGroups() {
+// storeGroups stores a site's queue, group after group, until it is empty,
+// and then forgets the queue.
+func (db *DB) storeGroups(site string, q *siteQueue) {
 	g := &db.leadGroups
 	for {
 		g.mu.Lock()
-		n := min(len(g.queue), g.max)
+		n := min(len(q.queue), g.max)
 		if n == 0 {
-			g.running--
+			q.running = false
+			delete(g.sites, site)
 			g.mu.Unlock()
 			return
 		}
-		batch := slices.Clone(g.queue[:n])
-		g.queue = slices.Delete(g.queue, 0, n)
+		batch := slices.Clone(q.queue[:n])
+		q.queue = slices.Delete(q.queue, 0, n)
 		g.mu.Unlock()
 		db.storeGroup(batch)
 	}
@@ -128,13 +141,12 @@ func (db *DB) storeGroup(batch []*pendingLead) {
 		}
 		live = append(live, p)
 	}
-	switch len(live) {
-	case 0:
-		return
-	case 1:
-		live[0].done <- groupResult{alone: true}
+	if len(live) == 0 {
 		return
 	}
+	// A group of one is stored here too, not handed back to its caller:
+	// this goroutine stays busy for as long as it takes, and the
+	// submissions that arrive meanwhile gather into the next group.
 	ctx, cancel := groupContext(live)
 	defer cancel()
 	var fixes []groupFix
@@ -175,8 +187,9 @@ func groupContext(batch []*pendingLead) (context.Context, context.CancelFunc) {
 
 // groupBatch is one group's statements, which pgx sends in one round trip
 // and Postgres runs as one transaction (the implicit transaction of a
-// pipeline, up to its one Sync): the group's duplicate locks, sorted, then
-// each submission's call, in order, leaving round robin to the last
+// pipeline, up to its one Sync): the rows of the keys claimed before the
+// call, the group's duplicate locks, sorted, then each submission's call,
+// in order, leaving round robin to the last
 // statement, finish_lead_group (migration 0016), whose rows fix collects.
 func groupBatch(batch []*pendingLead, fix *[]groupFix) *pgx.Batch {
 	var keys []int64
@@ -197,6 +210,25 @@ func groupBatch(batch []*pendingLead, fix *[]groupFix) *pgx.Batch {
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
 	b := &pgx.Batch{}
+	// The rows of keys claimed before the call come first, as in a call
+	// alone: a request that takes such a claim over (its lease over) while
+	// the group waits for the locks waits for the group, then finds the
+	// answer stored. In key order, so that groups never wait in a cycle.
+	var cSites, cKeyIDs, cKeys, cClaims []string
+	for _, p := range batch {
+		if c := p.nl.Idempotency; c != nil {
+			cSites, cKeyIDs = append(cSites, c.SiteID), append(cKeyIDs, c.KeyID)
+			cKeys, cClaims = append(cKeys, c.Key), append(cClaims, c.ClaimID)
+		}
+	}
+	if len(cClaims) > 0 {
+		b.Queue(`SELECT count(*) FROM (
+				SELECT 1 FROM idempotency_keys k
+				JOIN unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[]) AS c (site_id, key_id, idem_key, claim_id)
+					ON k.site_id = c.site_id AND k.key_id = c.key_id AND k.idem_key = c.idem_key AND k.claim_id = c.claim_id
+				ORDER BY k.site_id, k.key_id, k.idem_key
+				FOR UPDATE OF k) AS locked`, cSites, cKeyIDs, cKeys, cClaims)
+	}
 	if len(keys) > 0 {
 		b.Queue(`SELECT count(pg_advisory_xact_lock(k.lock_key)) FROM unnest($1::bigint[]) AS k (lock_key)`, keys)
 	}

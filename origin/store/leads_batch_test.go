@@ -188,3 +188,34 @@ func TestLeadGroupRoundRobinIsFair(t *testing.T) {
 		t.Errorf("lead_assignments %v, answered %v", stored, per)
 	}
 }
+
+// A group whose answer is lost after it committed is made again lead by
+// lead, with the same attempt ids: each finds what the group stored, and
+// nothing is stored twice.
+func TestLeadGroupAnswerLost(t *testing.T) {
+	f := newLeadsFixture(t)
+	p := newDropProxy(t, "", "cut-after-commit@example.com")
+	through := f.openThrough(t, p)
+	keyed := f.lead("carl@example.com", 3)
+	keyed.Key = f.keyReq("k1", "body", time.Hour)
+	p.armed.Store(true)
+	outs, errs, grouped := through.SubmitLeadGroup(context.Background(), []store.NewLead{
+		f.lead("ann@example.com", 1), f.lead("cut-after-commit@example.com", 2), f.lead("ann@example.com", 1), keyed})
+	if p.dropped.Load() != 1 {
+		t.Fatalf("the proxy cut %d answers, want 1", p.dropped.Load())
+	}
+	for i, o := range outs {
+		if errs[i] != nil || grouped[i] || !o.Repeated {
+			t.Fatalf("submission %d: %+v %v (grouped %v), want the group's outcome, repeated alone", i, o, errs[i], grouped[i])
+		}
+	}
+	if !outs[2].Duplicate || outs[2].LeadID != outs[0].LeadID || outs[0].Duplicate {
+		t.Errorf("lead and duplicate: %+v, %+v", outs[0], outs[2])
+	}
+	if outs[3].Key != store.IdempotencyClaimed || !bytes.Contains(outs[3].Response, []byte(`"assigned_to":"al@agency.example"`)) {
+		t.Errorf("keyed lead: %+v %s", outs[3], outs[3].Response)
+	}
+	if c := f.counts(t); c != (counts{leads: 3, submissions: 4, assignments: 3, events: 4}) {
+		t.Errorf("rows %+v", c)
+	}
+}

@@ -88,7 +88,6 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	}
 	db := &DB{Pool: pool}
 	db.leadGroups.max = DefaultLeadBatch
-	db.leadGroups.runners = leadGroupRunners
 	if opts.LeadBatch > 0 {
 		db.leadGroups.max = opts.LeadBatch
 	}

@@ -242,8 +242,11 @@ BEGIN
         IF v_round_robin AND p_defer_round_robin THEN
             -- Assigned by finish_lead_group at the end of the group's
             -- transaction, which corrects r_assigned_to, r_reason and the
-            -- key's answer.
+            -- key's answer. The transaction's list of such leads is a
+            -- setting local to it: gone at its end, committed or not.
             r_reason := 'round_robin';
+            PERFORM set_config('listgate.lead_group',
+                coalesce(current_setting('listgate.lead_group', true), '') || r_lead_id || ',', true);
         ELSIF v_round_robin THEN
             -- Last, so that the counter's row, which stays locked until the
             -- call's transaction ends, is held for as short a time as can
@@ -288,9 +291,8 @@ END
 $$;
 
 -- finish_lead_group assigns, by round robin, the leads this transaction
--- created that have no assignment yet (submit_lead with
--- p_defer_round_robin), site by site in site id order, each site's in the
--- order they were created: one turn of the site's counter each,
+-- created and left to it (submit_lead with p_defer_round_robin), site by
+-- site in site id order, each site's in the order they were created: one turn of the site's counter each,
 -- consecutive. The group is described by its submissions, in order, as
 -- aligned arrays: site, attempt id, and for a submission with an
 -- Idempotency-Key its API key id, key and claim id (NULL without). It
@@ -308,15 +310,13 @@ DECLARE
     v_leads    bigint[];
     v_assigned bigint[] := '{}';
     v_turn     bigint;
-    v_xid      text := (pg_current_xact_id()::text::bigint % 4294967296)::text;
+    v_pending  bigint[];
 BEGIN
-    FOR v_site IN SELECT DISTINCT s FROM unnest(p_sites) AS s ORDER BY s LOOP
-        -- This transaction's leads of the site (created_at is the
-        -- transaction's start) that wait for their turn.
+    v_pending := string_to_array(rtrim(coalesce(current_setting('listgate.lead_group', true), ''), ','), ',')::bigint[];
+    PERFORM set_config('listgate.lead_group', '', true);
+    FOR v_site IN SELECT DISTINCT l.site_id FROM leads l WHERE l.id = ANY (v_pending) ORDER BY 1 LOOP
         SELECT array_agg(l.id ORDER BY l.id) INTO v_leads FROM leads l
-        WHERE l.site_id = v_site AND l.created_at = now() AND l.xmin::text = v_xid
-          AND NOT EXISTS (SELECT 1 FROM lead_assignments a WHERE a.site_id = v_site AND a.lead_id = l.id);
-        CONTINUE WHEN v_leads IS NULL;
+        WHERE l.id = ANY (v_pending) AND l.site_id = v_site;
         LOOP
             UPDATE lead_round_robin rr SET next = rr.next + cardinality(v_leads) WHERE rr.site_id = v_site
             RETURNING rr.next - cardinality(v_leads) INTO v_turn;
