@@ -20,14 +20,18 @@ import (
 // the turn it waits for the site's round-robin counter, whose row every
 // new lead of a site locks until its transaction ends. Submissions to a
 // site that arrive while a group of the site's is being stored wait, and
-// are then stored together in one transaction, in one round trip: the calls of submit_lead one after
-// the other, in the order they arrived, as if each had been made alone
-// after the previous one committed. A submission therefore sees the ones
-// before it in its group: two with a contact in common are a lead and its
-// duplicate, the second use of an Idempotency-Key replays the first's
-// answer, and round robin gives consecutive turns. The group's duplicate
-// locks (NewLead.LockKeys) are all taken first, in one sorted order, so
-// that groups and single submissions never wait on each other in a cycle.
+// are then stored together in one transaction, in one round trip: the
+// calls of submit_lead one after the other, in the order they arrived, as
+// if each had been made alone after the previous one committed. A
+// submission therefore sees the ones before it in its group: two with a
+// contact in common are a lead and its duplicate, the second use of an
+// Idempotency-Key replays the first's answer, and round robin gives
+// consecutive turns. Each call takes its own
+// locks, in the order a call alone takes them (its key's row, then its
+// duplicate locks, sorted), and holds them to the group's commit. A site's
+// groups are stored one at a time on an origin, so they never wait on each
+// other; two origins' groups that wait on each other in a cycle are ended
+// by Postgres's deadlock detection, and their submissions made again alone.
 //
 // When the group fails, each of its submissions is made again on its own,
 // as SubmitLead makes one: a group that the database refused (one
@@ -188,16 +192,13 @@ func groupContext(batch []*pendingLead) (context.Context, context.CancelFunc) {
 // groupBatch is one group's statements, which pgx sends in one round trip
 // and Postgres runs as one transaction (the implicit transaction of a
 // pipeline, up to its one Sync): the rows of the keys claimed before the
-// call, the group's duplicate locks, sorted, then each submission's call,
-// in order, leaving round robin to the last
+// call, then each submission's call, in order, leaving round robin to the last
 // statement, finish_lead_group (migration 0016), whose rows fix collects.
 func groupBatch(batch []*pendingLead, fix *[]groupFix) *pgx.Batch {
-	var keys []int64
 	n := len(batch)
 	sites, attempts, keyIDs := make([]string, n), make([]pgtype.UUID, n), make([]*string, n)
 	idemKeys, claims := make([]*string, n), make([]*string, n)
 	for i, p := range batch {
-		keys = append(keys, p.nl.LockKeys...)
 		sites[i], attempts[i] = p.nl.SiteID, p.attempt
 		switch {
 		case p.nl.Key != nil:
@@ -207,13 +208,11 @@ func groupBatch(batch []*pendingLead, fix *[]groupFix) *pgx.Batch {
 			keyIDs[i], idemKeys[i], claims[i] = &p.nl.KeyID, &p.nl.Idempotency.Key, &p.nl.Idempotency.ClaimID
 		}
 	}
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
 	b := &pgx.Batch{}
 	// The rows of keys claimed before the call come first, as in a call
 	// alone: a request that takes such a claim over (its lease over) while
-	// the group waits for the locks waits for the group, then finds the
-	// answer stored. In key order, so that groups never wait in a cycle.
+	// the group waits for a lock waits for the group, then finds the
+	// answer stored. In key order.
 	var cSites, cKeyIDs, cKeys, cClaims []string
 	for _, p := range batch {
 		if c := p.nl.Idempotency; c != nil {
@@ -228,9 +227,6 @@ func groupBatch(batch []*pendingLead, fix *[]groupFix) *pgx.Batch {
 					ON k.site_id = c.site_id AND k.key_id = c.key_id AND k.idem_key = c.idem_key AND k.claim_id = c.claim_id
 				ORDER BY k.site_id, k.key_id, k.idem_key
 				FOR UPDATE OF k) AS locked`, cSites, cKeyIDs, cKeys, cClaims)
-	}
-	if len(keys) > 0 {
-		b.Queue(`SELECT count(pg_advisory_xact_lock(k.lock_key)) FROM unnest($1::bigint[]) AS k (lock_key)`, keys)
 	}
 	for _, p := range batch {
 		b.Queue(submitLeadGroupCall, append(submitLeadArgs(p.nl, p.attempt, false), true)...).QueryRow(func(r pgx.Row) error {
