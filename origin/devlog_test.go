@@ -82,6 +82,7 @@ func TestDevBannerAndLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Setenv("LISTGATE_EDGE_ADMIN_ADDR", "127.0.0.1:0") // the edge's, inherited: not another edge's 9091
 	bannerPath := filepath.Join(t.TempDir(), "dev.banner")
 	vars := map[string]string{"LISTGATE_DATABASE_URL": storetest.URL(t), "LISTGATE_DEV_BANNER_FILE": bannerPath,
 		"LISTGATE_ORIGIN_ADDR": "127.0.0.1:0", "LISTGATE_EDGE_ADDR": "127.0.0.1:0"}
@@ -94,7 +95,16 @@ func TestDevBannerAndLogs(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- cmdDev(ctx, []string{"--edge", bins[0]}, &env{stdin: stdin, stdout: &out, stderr: &logs, getenv: getenv})
+		close(done)
 	}()
+	// A test that fails half way still waits for origin dev to end: its
+	// goroutines must not outlive the test (the next one changes
+	// bannerSettle).
+	t.Cleanup(func() {
+		cancel()
+		for range done {
+		}
+	})
 
 	banners := func() int { return strings.Count(out.String(), bannerMark) }
 	waitFor := func(what string, cond func() bool) {

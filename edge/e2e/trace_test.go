@@ -31,16 +31,22 @@ func tracedSystem(t *testing.T, env ...string) (*system, *proc) {
 }
 
 // originLines are the origin's JSON log lines that carry requestID.
+// The origin writes a request's line once it has answered, so the client
+// may see the answer first: it waits (up to 5 s) for at least one line.
 func originLines(t *testing.T, s *system, requestID string) []map[string]any {
 	t.Helper()
-	var lines []map[string]any
-	for l := range strings.SplitSeq(s.origin.Logs(), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(l), &m) == nil && m["request_id"] == requestID {
-			lines = append(lines, m)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var lines []map[string]any
+		for l := range strings.SplitSeq(s.origin.Logs(), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(l), &m) == nil && m["request_id"] == requestID {
+				lines = append(lines, m)
+			}
+		}
+		if len(lines) > 0 || time.Now().After(deadline) {
+			return lines
 		}
 	}
-	return lines
 }
 
 // A request with a traceparent through the edge to the origin to Postgres
