@@ -23,6 +23,9 @@ import (
 var queryErrors = map[error]*apierror.Error{
 	target.ErrMalformedQuery: apierror.Validation(map[string]string{"query": "malformed query string"}),
 	target.ErrTooManyParams:  apierror.Validation(map[string]string{"query": "too many parameters"}),
+	// As the origin words a repeated parameter (origin/listings/query.go).
+	target.ErrRepeatedPage:    apierror.Validation(map[string]string{"page": "given more than once"}),
+	target.ErrRepeatedPerPage: apierror.Validation(map[string]string{"per_page": "given more than once"}),
 }
 
 var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}

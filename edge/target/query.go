@@ -22,6 +22,11 @@ const MaxParams = 32
 var (
 	ErrMalformedQuery = errors.New("malformed query string")
 	ErrTooManyParams  = errors.New("too many query parameters")
+	// ErrRepeatedPage and ErrRepeatedPerPage are page or per_page given
+	// more than once where one of them is the default: dropping it would
+	// leave one, which the origin would read as given once.
+	ErrRepeatedPage    = errors.New("page given more than once")
+	ErrRepeatedPerPage = errors.New("per_page given more than once")
 )
 
 // span is one decoded parameter: [ks,ke) is its name and [vs,ve) its value
@@ -51,6 +56,10 @@ func AppendCanonicalQuery(dst, raw []byte) ([]byte, error) {
 	defer scratchPool.Put(s)
 	buf := s.buf[:0]
 	n := 0
+	// The defaults dropped, per name: a name given more than once is
+	// refused by the origin, so it must reach it (or be refused here) as
+	// given, not as one value once a default is dropped.
+	var droppedPage, droppedPerPage int
 	for len(raw) > 0 {
 		var p []byte
 		if i := bytes.IndexByte(raw, '&'); i >= 0 {
@@ -81,6 +90,11 @@ func AppendCanonicalQuery(dst, raw []byte) ([]byte, error) {
 			return dst, ErrMalformedQuery
 		}
 		if isDefault(buf[sp.ks:sp.ke], buf[sp.vs:sp.ve]) {
+			if string(buf[sp.ks:sp.ke]) == "page" {
+				droppedPage++
+			} else {
+				droppedPerPage++
+			}
 			buf = buf[:sp.ks]
 			continue
 		}
@@ -93,6 +107,12 @@ func AppendCanonicalQuery(dst, raw []byte) ([]byte, error) {
 	}
 	s.buf = buf
 	spans := s.spans[:n]
+	if droppedPage > 1 || droppedPage > 0 && hasName(buf, spans, "page") {
+		return dst, ErrRepeatedPage
+	}
+	if droppedPerPage > 1 || droppedPerPage > 0 && hasName(buf, spans, "per_page") {
+		return dst, ErrRepeatedPerPage
+	}
 	less := func(a, b span) bool {
 		if c := bytes.Compare(buf[a.ks:a.ke], buf[b.ks:b.ke]); c != 0 {
 			return c < 0
@@ -114,6 +134,16 @@ func AppendCanonicalQuery(dst, raw []byte) ([]byte, error) {
 		dst = appendQueryEscape(dst, buf[sp.vs:sp.ve])
 	}
 	return dst, nil
+}
+
+// hasName reports whether a parameter of spans is named name.
+func hasName(buf []byte, spans []span, name string) bool {
+	for _, sp := range spans {
+		if string(buf[sp.ks:sp.ke]) == name {
+			return true
+		}
+	}
+	return false
 }
 
 func isDefault(k, v []byte) bool {
