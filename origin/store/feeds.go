@@ -111,13 +111,19 @@ type ClaimedFeedJob struct {
 // are claiming (FOR UPDATE SKIP LOCKED). It sets status processing,
 // increments attempts and leases the job for lease from the database's
 // clock. ok is false when no job is ready. A queued job whose lease_until
-// is in the future (a retry waiting out its delay) is not ready yet.
+// is in the future (a retry waiting out its delay) is not ready yet. A
+// site with a job processing under a live lease has none claimed: an
+// import holds its site's lock for its whole run, so a second worker would
+// only wait for it while other sites' feeds queue, and a site's feeds are
+// applied in the order they came.
 func (db *DB) ClaimFeedJob(ctx context.Context, lease time.Duration) (job ClaimedFeedJob, ok bool, err error) {
 	err = db.Pool.QueryRow(ctx, `UPDATE feed_jobs j
 		SET status = 'processing', attempts = j.attempts + 1,
 			lease_until = now() + $1::interval, started_at = coalesce(j.started_at, now())
-		FROM (SELECT site_id, id FROM feed_jobs
+		FROM (SELECT site_id, id FROM feed_jobs q
 			WHERE status IN ('queued', 'processing') AND (lease_until IS NULL OR lease_until <= now())
+				AND NOT EXISTS (SELECT 1 FROM feed_jobs r WHERE r.site_id = q.site_id
+					AND r.status = 'processing' AND r.lease_until > now())
 			ORDER BY created_at LIMIT 1
 			FOR UPDATE SKIP LOCKED) c
 		WHERE j.site_id = c.site_id AND j.id = c.id
