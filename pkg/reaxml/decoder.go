@@ -184,9 +184,12 @@ func (d *Decoder) start() error {
 		}
 		d.started = true
 		// From here the fast path reads the listings, when encoding/xml
-		// has read exactly up to here and the feed is UTF-8.
+		// has read exactly up to here and the feed is UTF-8 the sanitizer
+		// has repaired (the fast path does not check it again).
 		selfClosed := d.src.last2 == '/'<<8|'>'
-		if !d.noFast && !d.recoded && !selfClosed && d.xd.InputOffset() == d.src.base+int64(d.src.pos) {
+		san, _ := d.src.r.(*sanitizer)
+		repaired := san != nil && san.utf8
+		if !d.noFast && !d.recoded && repaired && !selfClosed && d.xd.InputOffset() == d.src.base+int64(d.src.pos) {
 			d.fs = &fastScanner{src: d.src, line: d.inputLine(), pool: &d.pool, names: map[string]string{}}
 		}
 		// Only the date attribute is read: username and password are never

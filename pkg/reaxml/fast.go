@@ -153,6 +153,16 @@ func (f *fastScanner) scan() (*node, error) {
 		if bytes.IndexByte(text, '&') >= 0 || bytes.Contains(text, []byte("]]>")) {
 			return nil, errBail
 		}
+		if k < 0 {
+			// Hold back what a refill may complete: the "]]" of a "]]>",
+			// a character cut in two (encoding/xml must not start inside
+			// one).
+			cut := len(text) - min(len(text), 3)
+			for cut > 0 && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+			text = text[:cut]
+		}
 		f.src.pos += len(text)
 		f.line += bytes.Count(text, nl)
 		if k < 0 {
@@ -385,7 +395,8 @@ func (f *fastScanner) name(b []byte, i int) (int, string, error) {
 	s, ok := f.names[string(b[i:p])]
 	if !ok {
 		s = string(b[i:p])
-		if len(f.names) < 4096 {
+		// Bounded, so that a feed of many long names is not kept whole.
+		if len(f.names) < 4096 && len(s) <= 64 {
 			f.names[s] = s
 		}
 	}

@@ -48,6 +48,7 @@ var fastCases = []string{
 	"<propertyList>\n" + stub("") + "\n<unknownThing><a>b</a></unknownThing>\n" + stub("") + "</propertyList>",
 	"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<propertyList>" + stub("<headline>caf\xe9</headline>") + "</propertyList>",
 	"<?xml version=\"1.0\" encoding=\"utf8\"?>\n<propertyList>" + stub("<headline>café</headline>") + "</propertyList>",
+	"<?xml version=\"1.0\" encoding=\"US-ASCII\"?>\n<propertyList>" + stub("<headline>caf\xe9</headline>") + "</propertyList>",
 	"<propertyList>" + stub("<headline>"+strings.Repeat("<b>", 70)+"deep"+strings.Repeat("</b>", 70)+"</headline>") + "</propertyList>",
 }
 
@@ -159,5 +160,25 @@ func TestFastPathRefillsGeometrically(t *testing.T) {
 	}
 	if d.src.refills > 12 {
 		t.Errorf("%d refills for a %d MiB listing", d.src.refills, len(big)>>20)
+	}
+}
+
+// Text between listings that a refill of the buffer cuts is read on as
+// encoding/xml alone reads it: a "]]>" cut after "]]" is still an error,
+// and a character cut in two is not handed to encoding/xml half read.
+func TestFastPathReadsTextCutByARefill(t *testing.T) {
+	pre := "<propertyList>\n" + stub("") + "\n"
+	for _, c := range []struct{ cut, rest string }{
+		{"]]", ">\n"},
+		{"\xc3", "\xa9 &amp;\n"}, // é
+	} {
+		pad := strings.Repeat(" ", sourceChunk-len(pre)-len(c.cut))
+		data := []byte(pre + pad + c.cut + c.rest + stub("") + "</propertyList>")
+		fast := decodeAll(t, bytes.NewReader(data), Options{Location: time.UTC}, 100)
+		d := NewDecoder(bytes.NewReader(data), Options{Location: time.UTC})
+		d.noFast = true
+		if f, s := mustJSON(t, fast), mustJSON(t, decodeWith(t, d, 100)); !bytes.Equal(f, s) {
+			t.Errorf("the fast path decodes %q cut after %q differently\nfast:     %s\nxml only: %s", c.cut+c.rest, c.cut, f, s)
+		}
 	}
 }
