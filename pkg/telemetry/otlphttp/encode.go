@@ -267,6 +267,16 @@ func appendKeyValue(b []byte, num protowire.Number, kv attribute.KeyValue, depth
 	return closeMessage(b, m)
 }
 
+// appendArray appends the ArrayValue of a typed slice attribute, each
+// element as the AnyValue value gives.
+func appendArray[T any](b []byte, xs []T, value func(T) attribute.Value, depth int) []byte {
+	b, a := openMessage(b, fAnyArray)
+	for _, x := range xs {
+		b = appendAnyValue(b, fListValues, value(x), depth+1)
+	}
+	return closeMessage(b, a)
+}
+
 // appendAnyValue appends an AnyValue message as field num. An EMPTY value
 // is an AnyValue with no value set; a type this encoder does not know is
 // the string "INVALID", as the official exporter writes it.
@@ -291,33 +301,13 @@ func appendAnyValue(b []byte, num protowire.Number, v attribute.Value, depth int
 		b = protowire.AppendTag(b, fAnyBytes, protowire.BytesType)
 		b = protowire.AppendBytes(b, v.AsByteSlice())
 	case attribute.BOOLSLICE:
-		var a int
-		b, a = openMessage(b, fAnyArray)
-		for _, x := range v.AsBoolSlice() {
-			b = appendAnyValue(b, fListValues, attribute.BoolValue(x), depth+1)
-		}
-		b = closeMessage(b, a)
+		b = appendArray(b, v.AsBoolSlice(), attribute.BoolValue, depth)
 	case attribute.INT64SLICE:
-		var a int
-		b, a = openMessage(b, fAnyArray)
-		for _, x := range v.AsInt64Slice() {
-			b = appendAnyValue(b, fListValues, attribute.Int64Value(x), depth+1)
-		}
-		b = closeMessage(b, a)
+		b = appendArray(b, v.AsInt64Slice(), attribute.Int64Value, depth)
 	case attribute.FLOAT64SLICE:
-		var a int
-		b, a = openMessage(b, fAnyArray)
-		for _, x := range v.AsFloat64Slice() {
-			b = appendAnyValue(b, fListValues, attribute.Float64Value(x), depth+1)
-		}
-		b = closeMessage(b, a)
+		b = appendArray(b, v.AsFloat64Slice(), attribute.Float64Value, depth)
 	case attribute.STRINGSLICE:
-		var a int
-		b, a = openMessage(b, fAnyArray)
-		for _, x := range v.AsStringSlice() {
-			b = appendAnyValue(b, fListValues, attribute.StringValue(x), depth+1)
-		}
-		b = closeMessage(b, a)
+		b = appendArray(b, v.AsStringSlice(), attribute.StringValue, depth)
 	case attribute.SLICE:
 		var a int
 		b, a = openMessage(b, fAnyArray)
