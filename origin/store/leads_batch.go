@@ -64,8 +64,9 @@ type groupResult struct {
 }
 
 // leadGroups gathers concurrent submissions into groups, one queue per
-// site. A site's groups are stored one at a time: each new lead of a group
-// takes a turn of the site's round-robin counter, whose row its
+// site, which is in sites exactly while a goroutine stores it. A site's
+// groups are stored one at a time: each new lead of a group takes a turn
+// of the site's round-robin counter, whose row its
 // transaction holds to the commit, so two groups of one site would only
 // wait for each other (measured: more Postgres CPU a lead with two at
 // once). Sites' groups are stored side by side. The zero value stores
@@ -78,8 +79,7 @@ type leadGroups struct {
 
 // siteQueue is the submissions to one site waiting for their group.
 type siteQueue struct {
-	queue   []*pendingLead
-	running bool
+	queue []*pendingLead
 }
 
 // submitGrouped stores nl with the submissions to its site that arrive
@@ -97,12 +97,9 @@ func (db *DB) submitGrouped(ctx context.Context, nl NewLead, attempt pgtype.UUID
 	if q == nil {
 		q = &siteQueue{}
 		g.sites[nl.SiteID] = q
-	}
-	q.queue = append(q.queue, p)
-	if !q.running {
-		q.running = true
 		go db.storeGroups(nl.SiteID, q)
 	}
+	q.queue = append(q.queue, p)
 	g.mu.Unlock()
 	select {
 	case r := <-p.done:
@@ -122,7 +119,6 @@ func (db *DB) storeGroups(site string, q *siteQueue) {
 		g.mu.Lock()
 		n := min(len(q.queue), g.max)
 		if n == 0 {
-			q.running = false
 			delete(g.sites, site)
 			g.mu.Unlock()
 			return
