@@ -20,7 +20,6 @@ import (
 	"github.com/listgate/listgate/pairing"
 	"github.com/listgate/listgate/pairing/pairinghttp"
 	"github.com/listgate/listgate/pkg/apikey"
-	"github.com/listgate/listgate/pkg/config"
 )
 
 // pairingOrigin is the origin's API with the pairing routes, on the CLI's
@@ -271,29 +270,14 @@ func TestPairingCommands(t *testing.T) {
 // `origin serve` mounts the pairing routes, with verification_uri under
 // the configured public URL.
 func TestServeMountsPairing(t *testing.T) {
-	cfg := config.DefaultOrigin()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.DatabaseURL = storetest.URL(t)
-	cfg.InternalToken = testToken
+	cfg := testServeConfig(t)
 	cfg.PublicURL = "https://api.agency-host.example"
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- serve(ctx, cfg, false, &env{stdout: io.Discard, stderr: io.Discard}, func(a string) { addrc <- a })
-	}()
+	addr, stop := serveInProcess(t, cfg, io.Discard)
 	defer func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	}()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case err := <-done:
-		t.Fatalf("serve ended early: %v", err)
-	}
 	resp, err := http.Post("http://"+addr+"/v1/pairing/device", "application/json",
 		strings.NewReader(`{"home_url":"https://agency.example"}`))
 	if err != nil {

@@ -14,9 +14,7 @@ import (
 	"github.com/listgate/listgate/origin/events"
 	"github.com/listgate/listgate/origin/introspect"
 	"github.com/listgate/listgate/origin/store"
-	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/apikey"
-	"github.com/listgate/listgate/pkg/config"
 	"github.com/listgate/listgate/pkg/eventstream"
 	"github.com/listgate/listgate/pkg/internalapi"
 	"github.com/listgate/listgate/pkg/model"
@@ -26,25 +24,10 @@ import (
 // introspection, the event stream and a site's browser origins; an open
 // stream does not hold up the shutdown.
 func TestServeInternalRoutes(t *testing.T) {
-	cfg := config.DefaultOrigin()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.DatabaseURL = storetest.URL(t)
-	cfg.InternalToken = testToken
+	cfg := testServeConfig(t)
 	cfg.ShutdownTimeout = 20 * time.Second
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	addrc := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- serve(ctx, cfg, false, &env{stdout: io.Discard, stderr: io.Discard}, func(a string) { addrc <- a })
-	}()
-	var base string
-	select {
-	case a := <-addrc:
-		base = "http://" + a
-	case err := <-done:
-		t.Fatalf("serve ended early: %v", err)
-	}
+	addr, stop := serveInProcess(t, cfg, io.Discard)
+	base := "http://" + addr
 
 	db, err := store.Open(context.Background(), cfg.DatabaseURL, store.Options{MaxConns: 2})
 	if err != nil {
@@ -144,8 +127,7 @@ func TestServeInternalRoutes(t *testing.T) {
 	}
 
 	start := time.Now()
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("serve returned %v", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -24,24 +25,57 @@ import (
 
 const testToken = "0123456789abcdef0123456789abcdef-test"
 
-func TestServeInProcessShutsDownOnCancel(t *testing.T) {
+// testServeConfig is the origin's default config on a free loopback port,
+// a new test database and the test token.
+func testServeConfig(t *testing.T) config.Origin {
 	cfg := config.DefaultOrigin()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.DatabaseURL = storetest.URL(t)
 	cfg.InternalToken = testToken
+	return cfg
+}
+
+// serveInProcess runs serve with cfg in this process, its logs to stderr,
+// until the test ends or stop is called; it returns the address serve
+// listens on. stop cancels serve and returns what serve returned, or an
+// error if it has not returned within 30 s; it runs once (at the test's
+// end if not before).
+func serveInProcess(t *testing.T, cfg config.Origin, stderr io.Writer) (addr string, stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc := make(chan string, 1)
 	done := make(chan error, 1)
-	var logs syncBuffer
 	go func() {
-		done <- serve(ctx, cfg, false, &env{stdout: io.Discard, stderr: &logs}, func(a string) { addrc <- a })
+		done <- serve(ctx, cfg, false, &env{stdout: io.Discard, stderr: stderr}, func(a string) { addrc <- a })
 	}()
-	var addr string
+	var (
+		once    sync.Once
+		stopErr error
+	)
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(30 * time.Second):
+				stopErr = errors.New("serve did not stop within 30 s")
+			}
+		})
+		return stopErr
+	}
+	t.Cleanup(func() { stop() })
 	select {
 	case addr = <-addrc:
 	case err := <-done:
+		once.Do(cancel)
 		t.Fatalf("serve ended early: %v", err)
 	}
+	return addr, stop
+}
+
+func TestServeInProcessShutsDownOnCancel(t *testing.T) {
+	var logs syncBuffer
+	addr, stop := serveInProcess(t, testServeConfig(t), &logs)
 	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/v1/nope": 404} {
 		resp, err := http.Get("http://" + addr + path)
 		if err != nil {
@@ -52,8 +86,7 @@ func TestServeInProcessShutsDownOnCancel(t *testing.T) {
 			t.Errorf("GET %s = %d, want %d", path, resp.StatusCode, want)
 		}
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("serve returned %v after cancel", err)
 	}
 	if _, err := net.Dial("tcp", addr); err == nil {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,9 +9,6 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
-
-	"github.com/listgate/listgate/origin/store/storetest"
-	"github.com/listgate/listgate/pkg/config"
 )
 
 // serve mounts the upload API and runs its workers: a client made with the
@@ -24,10 +19,7 @@ func TestServeRunsTheUploadAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.DefaultOrigin()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.DatabaseURL = storetest.URL(t)
-	cfg.InternalToken = testToken
+	cfg := testServeConfig(t)
 	cli := newCLI(t, cfg.DatabaseURL)
 	var site struct{ ID string }
 	cli.mustJSON(&site, "sites", "create", "--name", "Serve Realty", "--plan", "starter", "--json")
@@ -37,21 +29,9 @@ func TestServeRunsTheUploadAPI(t *testing.T) {
 	}
 	cli.mustJSON(&client, "oauth-clients", "create", "--site", site.ID, "--name", "CRM", "--json")
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	addrc := make(chan string, 1)
-	done := make(chan error, 1)
 	var logs syncBuffer
-	go func() {
-		done <- serve(ctx, cfg, false, &env{stdout: io.Discard, stderr: &logs}, func(a string) { addrc <- a })
-	}()
-	var base string
-	select {
-	case a := <-addrc:
-		base = "http://" + a
-	case err := <-done:
-		t.Fatalf("serve ended early: %v", err)
-	}
+	addr, stop := serveInProcess(t, cfg, &logs)
+	base := "http://" + addr
 	call := func(req *http.Request, dst any) int {
 		t.Helper()
 		resp, err := http.DefaultClient.Do(req)
@@ -101,14 +81,8 @@ func TestServeRunsTheUploadAPI(t *testing.T) {
 		t.Errorf("feed %+v", st)
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve returned %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
+	if err := stop(); err != nil {
+		t.Fatalf("serve returned %v", err)
 	}
 	if strings.Contains(logs.String(), client.ClientSecret) || strings.Contains(logs.String(), tok.AccessToken) ||
 		strings.Contains(logs.String(), "xmlpassword") {
