@@ -138,12 +138,7 @@ func TestBrowserUsageAndAgents(t *testing.T) {
 		t.Helper()
 		return devbrowser.Get(b, a)
 	}
-	do(chromedp.Navigate(f.srv.URL+"/dashboard/login"),
-		chromedp.WaitVisible(`#email`),
-		chromedp.SendKeys(`#email`, "a@bayside.example"),
-		chromedp.SendKeys(`#password`, passwordA),
-		chromedp.Click(`#sign-in`),
-		chromedp.WaitVisible(`main table`))
+	signInAsA(b, f)
 
 	do(chromedp.Navigate(f.srv.URL+"/dashboard/sites/"+f.siteA.ID),
 		chromedp.WaitVisible(`a[href$="/usage"]`),
@@ -194,4 +189,15 @@ func TestBrowserUsageAndAgents(t *testing.T) {
 		!strings.Contains(ls, "Listing W1") || !strings.Contains(ls, "Withdrawn") || strings.Contains(ls, "no headline") {
 		t.Fatalf("listings table %q", ls)
 	}
+}
+
+// signInAsA signs in through the login form as site A's user and waits
+// for the sites table.
+func signInAsA(b *devbrowser.Browser, f *fixture) {
+	b.Do(chromedp.Navigate(f.srv.URL+"/dashboard/login"),
+		chromedp.WaitVisible(`#email`),
+		chromedp.SendKeys(`#email`, "a@bayside.example"),
+		chromedp.SendKeys(`#password`, passwordA),
+		chromedp.Click(`#sign-in`),
+		chromedp.WaitVisible(`main table`))
 }

@@ -67,12 +67,7 @@ func TestBrowserVendorReport(t *testing.T) {
 		t.Helper()
 		return devbrowser.Get(b, a)
 	}
-	do(chromedp.Navigate(f.srv.URL+"/dashboard/login"),
-		chromedp.WaitVisible(`#email`),
-		chromedp.SendKeys(`#email`, "a@bayside.example"),
-		chromedp.SendKeys(`#password`, passwordA),
-		chromedp.Click(`#sign-in`),
-		chromedp.WaitVisible(`main table`))
+	signInAsA(b, f)
 
 	// From the site's navigation to the top listings, to the listing.
 	do(chromedp.Navigate(f.srv.URL+"/dashboard/sites/"+f.siteA.ID),
