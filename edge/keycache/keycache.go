@@ -164,6 +164,12 @@ func (c *Cache) Lookup(ctx context.Context, hash [32]byte) (Info, error) {
 	c.mu.Lock()
 	f, ok := c.flights[hash]
 	if !ok {
+		// A flight that ended between the Get above and the lock has
+		// stored its answer (fill waits for the set) before leaving the map.
+		if info, ok := c.c.Get(keyOf(&hash)); ok {
+			c.mu.Unlock()
+			return c.withSite(*info), nil
+		}
 		f = &flight{done: make(chan struct{})}
 		c.flights[hash] = f
 		c.mu.Unlock()
