@@ -10,6 +10,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/listgate/listgate/edge/gateway"
 	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/promtext"
 )
@@ -108,7 +109,12 @@ type limitedConn struct {
 	// of sending it; only the connection's own goroutine sets it.
 	hold bool
 	held []byte
+	// state is the gateway's memory of the connection between requests.
+	state gateway.ConnState
 }
+
+// GatewayState is the gateway's per-connection state (gateway.ConnState).
+func (c *limitedConn) GatewayState() *gateway.ConnState { return &c.state }
 
 func (c *limitedConn) Close() error {
 	if c.closed.CompareAndSwap(false, true) {

@@ -46,7 +46,7 @@ func (g *Gateway) authenticateKey(ctx *fasthttp.RequestCtx, key []byte, ip netip
 		g.metrics.offlineRejects.Inc()
 		return keycache.Info{}, errInvalidKey
 	}
-	hash := apikey.HashBytes(key)
+	hash := keyHash(ctx, key)
 	info, ok := g.cfg.Keys.Cached(hash)
 	if !ok {
 		if !apikey.ValidBytes(key) {
@@ -91,4 +91,34 @@ func (g *Gateway) authThrottled(ip netip.Addr, hash [32]byte) *apierror.Error {
 	e := *errAuthThrottled
 	e.RetryAfter = max(1, 60-int(now.Unix()%60))
 	return &e
+}
+
+// ConnState is what the gateway keeps of a client connection between its
+// requests: the last key presented on it and that key's SHA-256, so that a
+// keep-alive client sending one key hashes it once per connection, not once
+// per request. Only the connection's own goroutine uses it.
+type ConnState struct {
+	key  [apikey.Len]byte
+	hash [32]byte
+	set  bool
+}
+
+// connStater is a client connection carrying a ConnState: the edge's
+// listeners hand out such connections (edge/connlimit.go).
+type connStater interface{ GatewayState() *ConnState }
+
+// keyHash is the SHA-256 of key, a key of apikey.Len bytes, from the
+// connection's last one when it is the same key.
+func keyHash(ctx *fasthttp.RequestCtx, key []byte) [32]byte {
+	c, ok := ctx.Conn().(connStater)
+	if !ok {
+		return apikey.HashBytes(key)
+	}
+	s := c.GatewayState()
+	if s.set && string(s.key[:]) == string(key) {
+		return s.hash
+	}
+	s.hash, s.set = apikey.HashBytes(key), true
+	copy(s.key[:], key)
+	return s.hash
 }

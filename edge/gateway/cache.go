@@ -37,7 +37,7 @@ var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }
 // stale-if-error are served. Every answer says how in X-Cache. It returns
 // the error to answer instead: a query the cache cannot key, or an origin
 // that could not answer with nothing stale to serve.
-func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr) *apierror.Error {
+func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr, now time.Time) *apierror.Error {
 	bp := keyBufs.Get().(*[]byte)
 	defer keyBufs.Put(bp)
 	uri := ctx.URI()
@@ -50,7 +50,6 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keyc
 	if q := key[bytes.LastIndexByte(key, '?')+1:]; !bytes.Equal(q, uri.QueryString()) {
 		uri.SetQueryStringBytes(q)
 	}
-	now := g.now()
 
 	var stale *respcache.Entry
 	if e, ok := g.cache.Get(key); ok {

@@ -109,11 +109,14 @@ type Config struct {
 
 // Gateway serves the public API. Safe for concurrent use.
 type Gateway struct {
-	cfg    Config
-	log    *slog.Logger
-	now    func() time.Time
-	origin *upstream.Origins
-	router *router.Router
+	cfg Config
+	log *slog.Logger
+	now func() time.Time
+	// fakeClock is set when Config.Now is: the request path then asks now
+	// instead of taking the time it read for its metrics.
+	fakeClock bool
+	origin    *upstream.Origins
+	router    *router.Router
 	// corsRouter finds the route a CORS preflight asks about.
 	corsRouter *router.Router
 	idPrefix   []byte
@@ -170,6 +173,7 @@ func New(cfg Config) (*Gateway, error) {
 	if g.log == nil {
 		g.log = slog.Default()
 	}
+	g.fakeClock = g.now != nil
 	if g.now == nil {
 		g.now = time.Now
 	}
@@ -258,7 +262,12 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
 	start := time.Now()
 	g.requestID(ctx)
-	var st passState
+	// One reading of the clock serves the request: the limiter, usage,
+	// the cache's freshness and the metrics' start.
+	st := passState{now: start}
+	if g.fakeClock {
+		st.now = g.now()
+	}
 	if e := g.pass(ctx, rt, &st); e != nil {
 		writeError(ctx, e)
 	}
@@ -285,7 +294,7 @@ type passState struct {
 	authenticated bool
 	dec           ratelimit.Decision
 	limited       bool
-	// now is the time the limiter decided at (RateLimit's t).
+	// now is the request's time: the limiter decided at it (RateLimit's t).
 	now time.Time
 }
 
@@ -324,12 +333,12 @@ func (g *Gateway) pass(ctx *fasthttp.RequestCtx, rt *route, st *passState) *apie
 	if rt.scope != 0 && !info.Scopes.Has(rt.scope) {
 		return scopeErrors[uint8(rt.scope)]
 	}
-	now := g.now()
+	now := st.now
 	if g.cfg.Usage != nil {
 		g.cfg.Usage.Count(info.SiteID, now)
 	}
 	st.dec = g.cfg.Limiter.Allow(ctx, info.SiteID, info.Limit, now)
-	st.limited, st.now = !st.dec.Unlimited, now
+	st.limited = !st.dec.Unlimited
 	if !st.dec.Allowed {
 		return apierror.RateLimited(st.dec.RetryAfter)
 	}
@@ -337,7 +346,7 @@ func (g *Gateway) pass(ctx *fasthttp.RequestCtx, rt *route, st *passState) *apie
 		return e
 	}
 	if rt.cacheable && g.cache != nil {
-		return g.serveCacheable(ctx, rt, &st.info, ip)
+		return g.serveCacheable(ctx, rt, &st.info, ip, now)
 	}
 	return g.forward(ctx, rt, &st.info, ip)
 }

@@ -1,6 +1,7 @@
 package target
 
 import (
+	"bytes"
 	"errors"
 	"unicode/utf8"
 )
@@ -16,27 +17,40 @@ func NeedsCanonicalPath(raw []byte) bool {
 	if len(raw) == 0 || raw[0] != '/' {
 		return true
 	}
-	// The current segment's length and how many of its bytes are dots: a
-	// segment of one or two bytes, all dots, is a dot segment.
-	n, dots := 0, 0
-	for _, c := range raw[1:] {
-		if c == '/' {
-			if n == 0 || n == dots && n <= 2 {
+	// Segment by segment: a tight loop over the table per byte, and the
+	// dot-segment test only for segments of one or two bytes.
+	raw = raw[1:]
+	for {
+		end := bytes.IndexByte(raw, '/')
+		seg := raw
+		if end >= 0 {
+			seg = raw[:end]
+		}
+		for _, c := range seg {
+			if !unreservedByte[c] {
 				return true
 			}
-			n, dots = 0, 0
-			continue
 		}
-		if !unreservedByte[c] {
-			return true
+		switch len(seg) {
+		case 0:
+			// Only the last segment may be empty (a trailing '/').
+			if end >= 0 {
+				return true
+			}
+		case 1:
+			if seg[0] == '.' {
+				return true
+			}
+		case 2:
+			if seg[0] == '.' && seg[1] == '.' {
+				return true
+			}
 		}
-		n++
-		if c == '.' {
-			dots++
+		if end < 0 {
+			return false
 		}
+		raw = raw[end+1:]
 	}
-	// The last segment may be empty (a trailing '/').
-	return n > 0 && n == dots && n <= 2
 }
 
 // unreservedByte is unreserved as a table, for the scan every request's

@@ -91,3 +91,49 @@ func TestNeedsCanonicalPath(t *testing.T) {
 		}
 	}
 }
+
+// needsCanonicalPathByByte is NeedsCanonicalPath as one loop over the
+// bytes, the reference the segment-wise version is fuzzed against.
+func needsCanonicalPathByByte(raw []byte) bool {
+	if len(raw) == 0 || raw[0] != '/' {
+		return true
+	}
+	n, dots := 0, 0
+	for _, c := range raw[1:] {
+		if c == '/' {
+			if n == 0 || n == dots && n <= 2 {
+				return true
+			}
+			n, dots = 0, 0
+			continue
+		}
+		if !unreserved(c) {
+			return true
+		}
+		n++
+		if c == '.' {
+			dots++
+		}
+	}
+	return n > 0 && n == dots && n <= 2
+}
+
+func FuzzNeedsCanonicalPath(f *testing.F) {
+	for _, s := range []string{"/", "//", "/a/", "/a//", "/./", "/../a", "/.../", "/a/..", "/.a", "/a%20", "/v1/sites/abc/listings", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if got, want := NeedsCanonicalPath([]byte(raw)), needsCanonicalPathByByte([]byte(raw)); got != want {
+			t.Fatalf("NeedsCanonicalPath(%q) = %v, the byte loop says %v", raw, got, want)
+		}
+	})
+}
+
+func BenchmarkNeedsCanonicalPath(b *testing.B) {
+	p := []byte("/v1/sites/0b0e4c2e-4b1f-4a57-9d51-8f0e7c1d2a3b/listings")
+	for b.Loop() {
+		if NeedsCanonicalPath(p) {
+			b.Fatal("plain path")
+		}
+	}
+}

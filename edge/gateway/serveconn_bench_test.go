@@ -1,0 +1,134 @@
+package gateway
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/pkg/apikey"
+)
+
+// BenchmarkServeConn is the cached page served by a fasthttp server set up
+// as the edge's (edge/main.go: streamed bodies, HeaderReceived, timeouts,
+// a 32 KiB write buffer) over an in-memory keep-alive connection, beside
+// the bench's bare fasthttp yardstick serving the same bytes over the same
+// connection: request parsing, the handler and the response's writing, all
+// but the kernel. Instructions per op (valgrind --tool=cachegrind) of the
+// two sub-benchmarks give the edge's userland cost against the bare
+// server's independently of the machine's load.
+func BenchmarkServeConn(b *testing.B) {
+	key := mustKey(b)
+	g, cache := newTestGateway(b, key, 1<<30)
+	path := "/v1/sites/" + testSite + "/listings"
+	page := make([]byte, 16<<10)
+	for i := range page {
+		page[i] = 'a' + byte(i%26)
+	}
+	k := mustAppendKey(b, cache, []byte(testSite), []byte(path), []byte("page=2"))
+	if cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), page, time.Now()) == nil {
+		b.Fatal("not stored")
+	}
+	edge := &fasthttp.Server{
+		Handler: g.Handler, ErrorHandler: g.ServerError, Name: "listgate-edge",
+		ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
+		ReadBufferSize: 16 << 10, WriteBufferSize: 32 << 10, MaxRequestBodySize: 64 << 10,
+		StreamRequestBody: true, DisablePreParseMultipartForm: true,
+		HeaderReceived: g.HeaderReceived, ExpectHandler: g.ExpectContinue,
+		SecureErrorLogMessage: true, NoDefaultServerHeader: true, NoDefaultContentType: true,
+	}
+	bare := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		ctx.Response.Header.SetContentType("application/json")
+		ctx.Response.SetBodyRaw(page)
+	}, NoDefaultServerHeader: true, ReadBufferSize: 16 << 10, WriteBufferSize: 32 << 10}
+	// As wrk sends it.
+	req := []byte("GET " + path + "?page=2 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAuthorization: Bearer " + key + "\r\n\r\n")
+	for _, bc := range []struct {
+		name string
+		srv  *fasthttp.Server
+	}{{"edge", edge}, {"bare", bare}} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := &memConn{req: req, left: b.N}
+			b.ReportAllocs()
+			b.ResetTimer()
+			if err := bc.srv.ServeConn(c); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			if c.written < int64(b.N)*int64(len(page)) {
+				b.Fatalf("%d bytes written for %d requests", c.written, b.N)
+			}
+		})
+	}
+}
+
+// memConn is a keep-alive client connection in memory: each Read is the
+// next of left requests, writes are counted and dropped. It gathers as the
+// edge's listeners' connections do (gatherWriter).
+type memConn struct {
+	ConnState
+	req     []byte
+	left    int
+	written int64
+}
+
+func (c *memConn) Read(p []byte) (int, error) {
+	if c.left == 0 {
+		return 0, io.EOF
+	}
+	c.left--
+	return copy(p, c.req), nil
+}
+
+func (c *memConn) Write(p []byte) (int, error) {
+	c.written += int64(len(p))
+	return len(p), nil
+}
+
+func (c *memConn) WriteWithBuffered(bw *bufio.Writer, body []byte) (int, error) {
+	bw.Flush()
+	c.written += int64(len(body))
+	return len(body), nil
+}
+
+func (c *memConn) GatewayState() *ConnState { return &c.ConnState }
+func (c *memConn) Close() error             { return nil }
+func (c *memConn) LocalAddr() net.Addr      { return memLocal }
+func (c *memConn) RemoteAddr() net.Addr     { return memRemote }
+
+var (
+	memLocal  = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+	memRemote = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
+)
+
+func (c *memConn) SetDeadline(t time.Time) error      { return nil }
+func (c *memConn) SetReadDeadline(t time.Time) error  { return nil }
+func (c *memConn) SetWriteDeadline(t time.Time) error { return nil }
+
+// A connection remembers the hash of the last key it presented; another
+// key on the same connection is hashed anew, never answered with the last
+// one's hash.
+func TestKeyHashPerConnection(t *testing.T) {
+	a, b := mustKey(t), mustKey(t)
+	c := &memConn{}
+	var ctx fasthttp.RequestCtx
+	ctx.Init2(c, nil, false)
+	for i, k := range []string{a, a, b, a, b, b} {
+		if got := keyHash(&ctx, []byte(k)); got != apikey.Hash(k) {
+			t.Fatalf("request %d: hash of another key", i)
+		}
+	}
+	if string(c.key[:]) != b || !c.set {
+		t.Errorf("the connection does not hold its last key's hash")
+	}
+	// Without a connection state (a plain net.Conn), every key is hashed.
+	ctx.Init2(plainConn{c}, nil, false)
+	if keyHash(&ctx, []byte(a)) != apikey.Hash(a) {
+		t.Error("plain connection: wrong hash")
+	}
+}
+
+type plainConn struct{ net.Conn }
