@@ -39,6 +39,7 @@ func commandList() []command {
 	return []command{
 		{name: "migrate", summary: "apply the schema migrations", example: "origin migrate", run: cmdMigrate},
 		{name: "serve", args: "[--migrate] [--config FILE]", summary: "run the HTTP API (LISTGATE_* variables, or a YAML file)",
+			more:    "Every setting and its default is in configs/origin.yaml and docs/operations.md. Among them: LISTGATE_ORIGIN_ADDR (127.0.0.1:8081), LISTGATE_DATABASE_URL (required), LISTGATE_INTERNAL_TOKEN (required), LISTGATE_DATABASE_MAX_CONNS (20), LISTGATE_ORIGIN_REQUEST_TIMEOUT (10s: a request's work; past it the query is cancelled and the answer is 503; Postgres's statement_timeout is nine tenths of it).",
 			example: "origin serve --migrate --config /etc/listgate/origin.yaml", run: cmdServe},
 		{name: "dev", args: "[--edge BIN] [--banner]", summary: "run everything on this machine with demo data (make run)",
 			more:    "A throwaway Postgres (unless LISTGATE_DATABASE_URL is set), migrations, demo data, the origin and the edge in front of it, until Ctrl-C. Logs are short text lines (LISTGATE_LOG_FORMAT=json for JSON), without the lines of successful requests (LISTGATE_LOG_LEVEL=debug shows them). Press Enter (or send SIGUSR1) to print the URLs and keys again; --banner prints them from another terminal.",

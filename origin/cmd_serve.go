@@ -87,7 +87,7 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 	// The liveness lock lets another origin take over at once the
 	// Idempotency-Key claims of this process if it dies.
 	db, err := store.Open(ctx, cfg.DatabaseURL, store.Options{MaxConns: int32(cfg.DatabaseMaxConns), LeadBatch: cfg.LeadBatch, Liveness: true, Log: log,
-		Tracer: tracing.Tracer()})
+		StatementTimeout: cfg.StatementTimeout(), Tracer: tracing.Tracer()})
 	if err != nil {
 		return err
 	}
@@ -118,6 +118,7 @@ func serve(ctx context.Context, cfg config.Origin, migrate bool, e *env, ready f
 		return err
 	}
 	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
+		RequestTimeout: cfg.RequestTimeout, TimedOut: store.IsTimeout,
 		Log: log, InternalToken: cfg.InternalToken, Tracer: tracing.Tracer(),
 		Mounts: []api.Mounter{hub, introspect.New(introspect.Config{DB: db}), feeds, listings.New(listings.Config{DB: db, CacheControl: listings.CacheControl{Listings: cfg.CacheControlListings, Stats: cfg.CacheControlStats}}), leads.New(leads.Config{DB: db, Log: log, DuplicateWindow: cfg.LeadDuplicateWindow}), pairings, dash, usagereport.New(usagereport.Config{DB: db}), views.New(views.Config{DB: db, Log: log}), openapi.New()}})
 	ln, err := net.Listen("tcp", cfg.Addr)

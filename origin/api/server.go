@@ -22,15 +22,17 @@ import (
 // Server serves the origin's HTTP API. Build it with New; its fields are
 // read-only afterwards. Safe for concurrent use.
 type Server struct {
-	ready         func(context.Context) error
-	unavailable   func(error) bool
-	moreMetrics   func(io.Writer)
-	log           *slog.Logger
-	internalToken string
-	tracer        trace.Tracer
-	routes        map[string]*route
-	mux           *http.ServeMux
-	handler       http.Handler
+	ready          func(context.Context) error
+	unavailable    func(error) bool
+	timedOut       func(error) bool
+	requestTimeout time.Duration
+	moreMetrics    func(io.Writer)
+	log            *slog.Logger
+	internalToken  string
+	tracer         trace.Tracer
+	routes         map[string]*route
+	mux            *http.ServeMux
+	handler        http.Handler
 }
 
 // Config holds what New needs. The server knows nothing of the database:
@@ -48,6 +50,19 @@ type Config struct {
 	// SERVICE_UNAVAILABLE with Retry-After: 2 instead of 500. It must be
 	// safe for concurrent use. Nil: no error is.
 	Unavailable func(error) bool
+	// RequestTimeout bounds each request's work: its context ends that
+	// long after it reaches the handler, and an error of a request whose
+	// deadline passed (or that TimedOut reports) is answered 503
+	// SERVICE_UNAVAILABLE, "the request took too long", with Retry-After:
+	// 1, and logged as one warning line with the request id and route.
+	// Handlers that run longer by design opt out with LongLived. Zero: no
+	// deadline.
+	RequestTimeout time.Duration
+	// TimedOut reports whether an error means that the work ran out of
+	// time elsewhere (the database ended a statement at its
+	// statement_timeout, say) before the request's deadline. Nil: only the
+	// deadline counts.
+	TimedOut func(error) bool
 	// Metrics writes more Prometheus text lines after the process's on
 	// GET /metrics (the database pool's gauges, say). Nil: none.
 	Metrics func(io.Writer)
@@ -74,7 +89,8 @@ type Mounter interface {
 
 // New builds the server and its route table.
 func New(cfg Config) *Server {
-	s := &Server{ready: cfg.Ready, unavailable: cfg.Unavailable, moreMetrics: cfg.Metrics, log: cfg.Log,
+	s := &Server{ready: cfg.Ready, unavailable: cfg.Unavailable, timedOut: cfg.TimedOut,
+		requestTimeout: cfg.RequestTimeout, moreMetrics: cfg.Metrics, log: cfg.Log,
 		internalToken: cfg.InternalToken, tracer: cfg.Tracer, routes: map[string]*route{}, mux: http.NewServeMux()}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -87,8 +103,9 @@ func New(cfg Config) *Server {
 	s.handle("GET /readyz", s.readyz)
 	s.handle("GET /metrics", s.operatorOnly(s.metrics))
 	// Profiles, for operators only as /metrics; not a route of the API
-	// (no Allow, not in the OpenAPI document).
-	s.mux.Handle("/debug/pprof/", s.wrap(s.operatorOnly(pprofHandler)))
+	// (no Allow, not in the OpenAPI document). A CPU profile or trace
+	// lasts the seconds asked for, past the request deadline.
+	s.mux.Handle("/debug/pprof/", s.wrap(LongLived(s.operatorOnly(pprofHandler))))
 	for _, m := range cfg.Mounts {
 		m.Mount(s.handle)
 	}
@@ -100,6 +117,7 @@ func New(cfg Config) *Server {
 		s.traceRequests,
 		s.logRequests,
 		s.identify,
+		s.deadline,
 	)
 	return s
 }
@@ -176,6 +194,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			s.log.WarnContext(r.Context(), "error after the response began", "err", err,
 				"request_id", RequestID(r.Context()))
 		}
+		return
+	}
+	if s.timeout(r, err) {
+		s.writeTimeout(w, r, err)
 		return
 	}
 	if _, ok := errors.AsType[*apierror.Error](err); !ok && s.unavailable != nil && s.unavailable(err) {

@@ -33,7 +33,7 @@ const (
 
 // Mount registers GET /internal/v1/events.
 func (h *Hub) Mount(handle func(pattern string, h api.HandlerFunc)) {
-	handle("GET "+Path, h.serveStream)
+	handle("GET "+Path, api.LongLived(h.serveStream))
 }
 
 // serveStream is GET /internal/v1/events: 401 without the internal token,

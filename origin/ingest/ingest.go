@@ -299,6 +299,13 @@ func (im *Importer) lockSite(ctx context.Context, siteID string, writers int) ([
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
+	// The wait for another import of the site has no statement_timeout;
+	// the import's statements then have importStatementTimeout, not the
+	// pool's (a request's), until unlockSite resets it.
+	if _, err := first.Exec(ctx, `SET statement_timeout = 0`); err != nil {
+		first.Hijack().Close(context.Background())
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
 	if _, err := first.Exec(ctx, `SELECT pg_advisory_lock(hashtextextended($1, 7))`, siteID); err != nil {
 		first.Hijack().Close(context.Background()) // the lock may have been taken
 		return nil, fmt.Errorf("ingest: %w", err)
@@ -314,8 +321,25 @@ func (im *Importer) lockSite(ctx context.Context, siteID string, writers int) ([
 		}
 		conns = append(conns, c)
 	}
+	for i, c := range conns {
+		if _, err := c.Exec(ctx, setImportStatementTimeout); err != nil {
+			im.unlockSite(siteID, conns[:i+1])
+			for _, c := range conns[i+1:] {
+				c.Release()
+			}
+			return nil, fmt.Errorf("ingest: %w", err)
+		}
+	}
 	return conns, nil
 }
+
+// importStatementTimeout bounds each statement of an import (a batch's
+// upserts, ANALYZE) in place of the pool's statement_timeout, which is a
+// request's.
+const importStatementTimeout = 10 * time.Minute
+
+// setImportStatementTimeout sets importStatementTimeout on a connection.
+var setImportStatementTimeout = fmt.Sprintf(`SET statement_timeout = %d`, importStatementTimeout.Milliseconds())
 
 // unlockSite gives the site's import lock and the connections back. A
 // connection that cannot say it let the lock go is closed instead, which
@@ -327,7 +351,13 @@ func (im *Importer) unlockSite(siteID string, conns []*pgxpool.Conn) {
 		conns[0].Hijack().Close(ctx)
 		conns = conns[1:]
 	}
+	// Back to the pool's statement_timeout; a connection that cannot say
+	// so is closed.
 	for _, c := range conns {
+		if _, err := c.Exec(ctx, `RESET statement_timeout`); err != nil {
+			c.Hijack().Close(ctx)
+			continue
+		}
 		c.Release()
 	}
 }

@@ -82,6 +82,13 @@ func (db *DB) migrate(ctx context.Context, upTo int) ([]Migration, error) {
 		return nil, fmt.Errorf("store: migrate: %w", err)
 	}
 	defer conn.Release()
+	// Neither the wait for another origin's migrations nor a migration
+	// (an index built on a large table) is held to the pool's
+	// statement_timeout, a request's; the connection gets it back after.
+	if _, err := conn.Exec(ctx, "SET statement_timeout = 0"); err != nil {
+		return nil, fmt.Errorf("store: migrate: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), "RESET statement_timeout")
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrateLock); err != nil {
 		return nil, fmt.Errorf("store: migrate lock: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,6 +55,13 @@ type Options struct {
 	// transaction when they arrive together (group commit). Zero:
 	// DefaultLeadBatch; 1: each alone.
 	LeadBatch int
+	// StatementTimeout, when positive, is the statement_timeout of every
+	// connection of the pool: Postgres ends a statement that runs longer
+	// (SQLSTATE 57014, which IsUnavailable and IsTimeout report). Work that
+	// runs longer by design raises it for its transaction with SET LOCAL;
+	// Migrate lifts it for its connection. Zero: none (the server's
+	// setting).
+	StatementTimeout time.Duration
 	// Tracer, when set, traces the queries made within a traced request
 	// and tags their connections' application_name with its trace id
 	// (trace.go). Nil: no tracing.
@@ -82,6 +90,12 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		cfg.ConnConfig.Tracer = &queryTracer{tracer: opts.Tracer}
 		cfg.PrepareConn = tagConn
 	}
+	// The liveness lock's connection (a copy made before) has no
+	// statement_timeout: its statements are its own.
+	liveCfg := cfg.ConnConfig.Copy()
+	if opts.StatementTimeout > 0 {
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(1, opts.StatementTimeout.Milliseconds()), 10)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: connect: %w", err)
@@ -100,7 +114,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		if log == nil {
 			log = slog.New(slog.DiscardHandler)
 		}
-		if db.live, err = startLiveness(ctx, cfg.ConnConfig, log); err != nil {
+		if db.live, err = startLiveness(ctx, liveCfg, log); err != nil {
 			pool.Close()
 			return nil, err
 		}
@@ -167,6 +181,17 @@ func isInvalidText(err error) bool {
 func isForeignKeyViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23503"
+}
+
+// IsTimeout reports whether err is a statement that ran out of time: one
+// Postgres cancelled (SQLSTATE 57014, query_canceled: statement_timeout,
+// or the cancel request pgx sends when a query's context ends), or a
+// context deadline reached while waiting for the database.
+func IsTimeout(err error) bool {
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
+		return pgErr.Code == "57014"
+	}
+	return errors.Is(err, context.DeadlineExceeded)
 }
 
 // IsUnavailable reports whether err means the database could not be

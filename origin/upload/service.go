@@ -179,7 +179,7 @@ func New(cfg Config) (*Service, error) {
 // Mount registers the upload API's routes.
 func (s *Service) Mount(handle func(pattern string, h api.HandlerFunc)) {
 	handle("POST /v1/oauth/token", s.token)
-	handle("POST /v1/feeds", s.uploadFeed)
+	handle("POST /v1/feeds", api.LongLived(s.uploadFeed))
 	handle("GET /v1/feeds/{feed_id}", s.getFeed)
 }
 

@@ -33,6 +33,14 @@ type Origin struct {
 	IdleTimeout       time.Duration `yaml:"idle_timeout"`
 	// MaxHeaderBytes bounds request headers. Default 16 KiB.
 	MaxHeaderBytes int `yaml:"max_header_bytes"`
+	// RequestTimeout bounds the work of each request once its headers are
+	// read (LISTGATE_ORIGIN_REQUEST_TIMEOUT): past it the request's context
+	// ends, its query is cancelled, and the client is answered 503
+	// SERVICE_UNAVAILABLE. Postgres holds each statement of the pool to
+	// StatementTimeout, a little less. The event stream, feed uploads and
+	// profiles keep bounds of their own; lead submissions keep theirs (10 s).
+	// Default 10 s; 10ms..10m, and no longer than write_timeout.
+	RequestTimeout time.Duration `yaml:"request_timeout"`
 	// ShutdownTimeout bounds the drain on SIGTERM/SIGINT. Default 15 s.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 	// LogLevel is debug, info, warn or error (LISTGATE_LOG_LEVEL). Default info.
@@ -84,6 +92,16 @@ type Origin struct {
 	DeliveryWorkers int `yaml:"delivery_workers"`
 }
 
+// StatementTimeout is the statement_timeout of the origin's database
+// connections while it serves: nine tenths of RequestTimeout, so that
+// Postgres ends a slow statement itself, the connection staying usable,
+// just before the request's deadline would cancel it from the client side.
+// Background work that runs longer by design (an import's transactions,
+// migrations) sets its own with SET LOCAL.
+func (c Origin) StatementTimeout() time.Duration {
+	return c.RequestTimeout / 10 * 9
+}
+
 // DefaultOrigin returns the defaults; configs/origin.yaml documents them.
 func DefaultOrigin() Origin {
 	return Origin{
@@ -95,6 +113,7 @@ func DefaultOrigin() Origin {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    16 << 10,
+		RequestTimeout:    10 * time.Second,
 		ShutdownTimeout:   15 * time.Second,
 		LogLevel:          "info",
 		FeedWorkers:       2,
@@ -130,6 +149,9 @@ func LoadOrigin(path string, get Getenv) (Origin, error) {
 	envString(get, "LISTGATE_SECRET_KEY", &c.SecretKey)
 	envString(get, "LISTGATE_SMTP_URL", &c.SMTPURL)
 	envString(get, "LISTGATE_WEBHOOK_ALLOW_TARGETS", &c.WebhookAllowTargets)
+	if err := envDuration(get, "LISTGATE_ORIGIN_REQUEST_TIMEOUT", &c.RequestTimeout); err != nil {
+		return c, err
+	}
 	if err := envInt(get, "LISTGATE_DATABASE_MAX_CONNS", &c.DatabaseMaxConns); err != nil {
 		return c, err
 	}
@@ -167,6 +189,12 @@ func (c Origin) Validate() error {
 		if d <= 0 {
 			return fmt.Errorf("config: %s must be positive", name)
 		}
+	}
+	if c.RequestTimeout < 10*time.Millisecond || c.RequestTimeout > 10*time.Minute {
+		return fmt.Errorf("config: request_timeout %v out of range 10ms..10m", c.RequestTimeout)
+	}
+	if c.RequestTimeout > c.WriteTimeout {
+		return fmt.Errorf("config: request_timeout %v is longer than write_timeout %v", c.RequestTimeout, c.WriteTimeout)
 	}
 	if c.MaxHeaderBytes < 1024 {
 		return fmt.Errorf("config: max_header_bytes must be at least 1024")
