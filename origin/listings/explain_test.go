@@ -121,9 +121,15 @@ func TestQueriesUseIndexes(t *testing.T) {
 			}
 			// A ranked search ranks its window from the vectors the window
 			// read, not by looking each match up again.
+			// It reads each ranked match's vector back by the row's
+			// address, having chosen the window without the vectors.
 			if lq.pageCounts {
-				if plan := explain(t, e, page, args); strings.Contains(plan, "SubPlan") {
+				plan := explain(t, e, page, args)
+				if strings.Contains(plan, "SubPlan") {
 					t.Errorf("search %s looks up each match to rank it:\n%s", q, plan)
+				}
+				if !strings.Contains(plan, "Tid Scan on listings") {
+					t.Errorf("search %s does not read its window's vectors by address:\n%s", q, plan)
 				}
 			}
 			// A deep page skips its offset in an index alone.

@@ -190,19 +190,25 @@ func listingSQL(siteID string, f listingFilter) listingQuery {
 		q.count = `SELECT count(*) FROM (SELECT FROM listings l WHERE ` + b.where() +
 			` ORDER BY l.modified_at DESC, l.ref DESC LIMIT $` + fmt.Sprint(len(b.args)-1) + `) c`
 		// The window is chosen first and ranked after, so that however the
-		// planner finds the matches, only the window's are ranked. The
-		// window carries each match's text-search vector from the row that
-		// found it: ranking reads it there, not by looking the listing up
-		// again (an index scan a match, 300 a broad search).
+		// planner finds the matches, only the window's are ranked. Choosing
+		// it carries each match's row address (ctid), not its text-search
+		// vector: a narrow search finds its matches in the full-text index
+		// and sorts them all by modification time to keep the newest, and
+		// with the vectors (about 1.3 kB each) that sort, and the tuple
+		// stores the window passed through, copied every match's vector.
+		// The window's vectors are then read by address (a Tid Scan: the
+		// block that found the match, no index), in the same statement, so
+		// under the same snapshot: the row version the window chose. The
+		// total is the window's size, counted apart.
 		q.page = `WITH c AS MATERIALIZED (
-				SELECT l.ref, l.modified_at, l.search FROM listings l
+				SELECT l.ctid AS tid, l.ref, l.modified_at FROM listings l
 				WHERE ` + b.where() + ` ORDER BY l.modified_at DESC, l.ref DESC LIMIT ` + fmt.Sprint(searchWindow+1) + `),
-			w AS MATERIALIZED (SELECT c.ref, c.modified_at, count(*) OVER () AS matched,
-					ts_rank_cd(c.search, ` + tsq + `) AS rank
-				FROM c ORDER BY c.modified_at DESC, c.ref DESC LIMIT ` + fmt.Sprint(searchWindow) + `),
-			p AS (SELECT ref, rank, modified_at, matched FROM w
+			w AS MATERIALIZED (SELECT c.ref, c.modified_at, ts_rank_cd(v.search, ` + tsq + `) AS rank
+				FROM (SELECT * FROM c ORDER BY c.modified_at DESC, c.ref DESC LIMIT ` + fmt.Sprint(searchWindow) + `) c
+				JOIN listings v ON v.ctid = c.tid),
+			p AS (SELECT ref, rank, modified_at FROM w
 				ORDER BY rank DESC, modified_at DESC, ref DESC LIMIT ` + limit + ` OFFSET ` + offset + `)
-			SELECT ` + rowColumns + `, p.matched FROM p JOIN listings l ON l.site_id = $1 AND l.ref = p.ref
+			SELECT ` + rowColumns + `, (SELECT count(*) FROM c) FROM p JOIN listings l ON l.site_id = $1 AND l.ref = p.ref
 			ORDER BY p.rank DESC, p.modified_at DESC, p.ref DESC`
 		return q
 	}
