@@ -119,10 +119,9 @@ func TestQueriesUseIndexes(t *testing.T) {
 					t.Errorf("search %s does not use %s:\n%s", q, want, plan)
 				}
 			}
-			// A ranked search ranks its window from the vectors the window
-			// read, not by looking each match up again.
-			// It reads each ranked match's vector back by the row's
-			// address, having chosen the window without the vectors.
+			// A ranked search chooses its window without the vectors and
+			// reads each ranked match's vector back by the row's address
+			// (a Tid Scan), not by looking each match up again by ref.
 			if lq.pageCounts {
 				plan := explain(t, e, page, args)
 				if strings.Contains(plan, "SubPlan") {
