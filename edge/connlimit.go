@@ -2,14 +2,18 @@ package main
 
 import (
 	"bufio"
+	"encoding/binary"
 	"io"
+	"math/rand/v2"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/listgate/listgate/edge/clientaddr"
 	"github.com/listgate/listgate/edge/gateway"
 	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/promtext"
@@ -18,36 +22,96 @@ import (
 func init() {
 	promtext.Describe("listgate_edge_connections_open", "Client connections open now on the public listeners.")
 	promtext.Describe("listgate_edge_connections_rejected_total",
-		"Client connections answered 503 and closed because max_connections were open.")
+		"Client connections answered 503 and closed, by reason: max_connections were open, or max_connections_per_ip from the client's address (an IPv6 /64).")
 }
 
 // connLimit bounds the client connections open at once over all the
 // edge's listeners: each holds a read buffer (max_header_bytes) and, once
 // it has been answered, a write buffer (write_buffer_bytes), so the bound
-// bounds that memory. A connection over it is answered 503 with the API's
+// bounds that memory. It also bounds the share of one client address (an
+// IPv6 /64, clientaddr), so that one client cannot hold every place;
+// the connections of trusted proxies (a load balancer's) count only in the
+// total. A connection over either bound is answered 503 with the API's
 // envelope and closed, before anything of it is read.
+//
+// The counts are atomic, with no lock: an address's is one of a fixed
+// table of counters, chosen by a keyed hash of its group, so two
+// addresses that share a slot share its bound (with the table's 65,536
+// slots, an address shares a heavy user's slot about once in 65,536).
 type connLimit struct {
 	max  int64
 	open atomic.Int64
+	// perIP bounds the connections of one address group; 0 is no bound.
+	perIP int32
+	// trusted are the peers not bound by perIP.
+	trusted []netip.Prefix
+	seed    uint64
+	// groups counts the open connections of each slot; nil when perIP is 0.
+	groups []atomic.Int32
 	// rejecting bounds the rejected connections being answered at once;
 	// past it they are closed without an answer.
-	rejecting chan struct{}
-	rejected  *metrics.Counter
+	rejecting     chan struct{}
+	rejectedTotal *metrics.Counter
+	rejectedPerIP *metrics.Counter
 }
 
-func newConnLimit(max int) *connLimit {
-	l := &connLimit{max: int64(max), rejecting: make(chan struct{}, 64),
-		rejected: metrics.GetOrCreateCounter(`listgate_edge_connections_rejected_total`)}
+// groupBits sets the size of connLimit's table of per-address counters:
+// 2^16 counters, 256 KiB.
+const groupBits = 16
+
+// newConnLimit bounds the connections open at once to max, and those of
+// one address group to perIP (0: no bound), but for peers in trusted.
+func newConnLimit(max, perIP int, trusted []netip.Prefix) *connLimit {
+	l := &connLimit{max: int64(max), perIP: int32(perIP), trusted: trusted, seed: rand.Uint64(),
+		rejecting:     make(chan struct{}, 64),
+		rejectedTotal: metrics.GetOrCreateCounter(`listgate_edge_connections_rejected_total{reason="max_connections"}`),
+		rejectedPerIP: metrics.GetOrCreateCounter(`listgate_edge_connections_rejected_total{reason="max_connections_per_ip"}`)}
+	if perIP > 0 {
+		l.groups = make([]atomic.Int32, 1<<groupBits)
+	}
 	metrics.GetOrCreateGauge(`listgate_edge_connections_open`, func() float64 { return float64(l.open.Load()) })
 	return l
 }
 
-// rejectResponse is the whole answer to a connection over the limit.
-var rejectResponse = func() []byte {
-	body := apierror.AppendJSON(nil, apierror.New(apierror.CodeServiceUnavailable, "too many open connections; retry shortly"), "")
+// group returns the counter of c's address group, or nil when c is not
+// bound by perIP: the bound is off, c's peer is a trusted proxy, or c is
+// not TCP.
+func (l *connLimit) group(c net.Conn) *atomic.Int32 {
+	if l.groups == nil {
+		return nil
+	}
+	ta, ok := c.RemoteAddr().(*net.TCPAddr)
+	if !ok {
+		return nil
+	}
+	a, _ := netip.AddrFromSlice(ta.IP)
+	a = a.Unmap()
+	for _, p := range l.trusted {
+		if p.Contains(a) {
+			return nil
+		}
+	}
+	// The group's 4 or 8 bytes as a number (the length folded in),
+	// keyed by the seed and spread by a multiplicative hash: its top 16
+	// bits choose the slot.
+	var buf [8]byte
+	g := clientaddr.AppendGroup(buf[:0], a)
+	k := binary.LittleEndian.Uint64(buf[:]) ^ uint64(len(g))<<60 ^ l.seed
+	return &l.groups[(k*0x9e3779b97f4a7c15)>>(64-groupBits)]
+}
+
+// rejectResponse and rejectPerIPResponse are the whole answers to a
+// connection over the limit and over its address's share.
+var (
+	rejectResponse      = rejectAnswer("too many open connections; retry shortly")
+	rejectPerIPResponse = rejectAnswer("too many open connections from your address; retry shortly")
+)
+
+func rejectAnswer(message string) []byte {
+	body := apierror.AppendJSON(nil, apierror.New(apierror.CodeServiceUnavailable, message), "")
 	return []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n" +
 		"Retry-After: 1\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
-}()
+}
 
 // wrap bounds the connections ln accepts by l.
 func (l *connLimit) wrap(ln net.Listener) net.Listener { return &limitListener{Listener: ln, l: l} }
@@ -57,31 +121,41 @@ type limitListener struct {
 	l *connLimit
 }
 
-// Accept returns the next connection within the limit; one over it is
+// Accept returns the next connection within the limits; one over them is
 // answered and closed here, and Accept goes on to the next.
 func (ln *limitListener) Accept() (net.Conn, error) {
+	l := ln.l
 	for {
 		c, err := ln.Listener.Accept()
 		if err != nil {
 			return nil, err
 		}
-		if ln.l.open.Add(1) <= ln.l.max {
-			return &limitedConn{Conn: c, l: ln.l}, nil
+		if l.open.Add(1) > l.max {
+			l.open.Add(-1)
+			l.rejectedTotal.Inc()
+			l.reject(c, rejectResponse)
+			continue
 		}
-		ln.l.open.Add(-1)
-		ln.l.rejected.Inc()
-		ln.l.reject(c)
+		g := l.group(c)
+		if g != nil && g.Add(1) > l.perIP {
+			g.Add(-1)
+			l.open.Add(-1)
+			l.rejectedPerIP.Inc()
+			l.reject(c, rejectPerIPResponse)
+			continue
+		}
+		return &limitedConn{Conn: c, l: l, group: g}, nil
 	}
 }
 
-// reject answers c 503 and closes it. The answer is written at once (a new
+// reject answers c 503 (answer) and closes it. The answer is written at once (a new
 // connection's send buffer is empty); the connection is then half-closed
 // and what the client sent is read and dropped for up to a second, so that
 // closing it does not reset the connection before the client reads the
 // answer.
-func (l *connLimit) reject(c net.Conn) {
+func (l *connLimit) reject(c net.Conn, answer []byte) {
 	c.SetDeadline(time.Now().Add(time.Second))
-	c.Write(rejectResponse)
+	c.Write(answer)
 	select {
 	case l.rejecting <- struct{}{}:
 	default:
@@ -103,7 +177,10 @@ func (l *connLimit) reject(c net.Conn) {
 // (WriteWithBuffered, for cached bodies: gateway/entrybody.go).
 type limitedConn struct {
 	net.Conn
-	l      *connLimit
+	l *connLimit
+	// group is the counter of the connection's address group, nil when
+	// it is not bound by max_connections_per_ip.
+	group  *atomic.Int32
 	closed atomic.Bool
 	// hold, while set, makes Write keep what it is given in held instead
 	// of sending it; only the connection's own goroutine sets it.
@@ -119,6 +196,9 @@ func (c *limitedConn) GatewayState() *gateway.ConnState { return &c.state }
 func (c *limitedConn) Close() error {
 	if c.closed.CompareAndSwap(false, true) {
 		c.l.open.Add(-1)
+		if c.group != nil {
+			c.group.Add(-1)
+		}
 	}
 	return c.Conn.Close()
 }

@@ -87,7 +87,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			ln.Close()
 		}
 	}()
-	conns := newConnLimit(cfg.MaxConnections)
+	conns := newConnLimit(cfg.MaxConnections, cfg.MaxConnectionsPerIP, cfg.TrustedPrefixes())
 	for i, ln := range lns {
 		lns[i] = conns.wrap(ln)
 	}

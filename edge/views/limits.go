@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sync/atomic"
 	"time"
+
+	"github.com/listgate/listgate/edge/clientaddr"
 )
 
 // set64 is an open-addressing set of 64-bit hashes (0 is the empty slot,
@@ -75,8 +77,8 @@ func (s *set64) grow() {
 const clientSlots = 1 << 16
 
 // clientTable counts beacons per client address and minute in a fixed
-// array, indexed by a keyed hash of the address (an IPv6 address by its
-// /64, which one client usually holds whole).
+// array, indexed by a keyed hash of the address's group (clientaddr: an
+// IPv6 address by its /64, which one client usually holds whole).
 type clientTable struct {
 	seed  maphash.Seed
 	slots []atomic.Uint64 // minute << 24 | count
@@ -90,14 +92,8 @@ func (t *clientTable) init() {
 // allow counts a beacon of client at now and reports whether it is within
 // limit for the minute.
 func (t *clientTable) allow(client netip.Addr, now time.Time, limit int) bool {
-	var b []byte
-	a := client.As16()
-	if client.Is4() || client.Is4In6() {
-		b = a[12:]
-	} else {
-		b = a[:8]
-	}
-	slot := &t.slots[maphash.Bytes(t.seed, b)%clientSlots]
+	var buf [8]byte
+	slot := &t.slots[maphash.Bytes(t.seed, clientaddr.AppendGroup(buf[:0], client))%clientSlots]
 	minute := uint64(now.Unix() / 60)
 	for {
 		old := slot.Load()

@@ -105,6 +105,14 @@ type Edge struct {
 	// MaxHeaderBytes + WriteBufferBytes of buffers (48 KiB by default), so
 	// the default bounds them at about 480 MiB. Default 10,000.
 	MaxConnections int `yaml:"max_connections"`
+	// MaxConnectionsPerIP bounds the connections one client address holds
+	// open at once (LISTGATE_EDGE_MAX_CONNECTIONS_PER_IP), an IPv6 address
+	// with the rest of its /64, so that one client cannot take every place
+	// of MaxConnections; one more is answered 503 and closed before it is
+	// read. The peers of TrustedProxies (a load balancer, a reverse proxy
+	// in front) are not bound by it, only by MaxConnections. 0 is no bound.
+	// Default 1,000.
+	MaxConnectionsPerIP int `yaml:"max_connections_per_ip"`
 	// ViewsInterval is how often the listing views counted from beacons are
 	// reported to the origin (LISTGATE_VIEWS_INTERVAL); a kill -9 loses at
 	// most this much. Default 10 s.
@@ -152,6 +160,7 @@ func DefaultEdge() Edge {
 		ViewsMaxVisitors:     1_000_000,
 		WriteBufferBytes:     32 << 10,
 		MaxConnections:       10_000,
+		MaxConnectionsPerIP:  1_000,
 		ShutdownTimeout:      15 * time.Second,
 		LogLevel:             "info",
 	}
@@ -186,6 +195,9 @@ func LoadEdge(path string, get Getenv) (Edge, error) {
 		return c, err
 	}
 	if err := envInt(get, "LISTGATE_EDGE_MAX_CONNECTIONS", &c.MaxConnections); err != nil {
+		return c, err
+	}
+	if err := envInt(get, "LISTGATE_EDGE_MAX_CONNECTIONS_PER_IP", &c.MaxConnectionsPerIP); err != nil {
 		return c, err
 	}
 	return c, c.Validate()
@@ -263,6 +275,9 @@ func (c Edge) Validate() error {
 	}
 	if c.MaxConnections < 1 || c.MaxConnections > 1_000_000 {
 		return fmt.Errorf("config: max_connections %d (LISTGATE_EDGE_MAX_CONNECTIONS) out of range 1..1000000", c.MaxConnections)
+	}
+	if c.MaxConnectionsPerIP < 0 || c.MaxConnectionsPerIP > 1_000_000 {
+		return fmt.Errorf("config: max_connections_per_ip %d (LISTGATE_EDGE_MAX_CONNECTIONS_PER_IP) out of range 0..1000000 (0: no bound)", c.MaxConnectionsPerIP)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -21,9 +21,10 @@ func TestEdgeYAMLIsTheDefaults(t *testing.T) {
 func TestEdgeEnvironmentAndValidation(t *testing.T) {
 	got, err := LoadEdge("", env(map[string]string{"LISTGATE_INTERNAL_TOKEN": token,
 		"LISTGATE_REDIS_URL": "redis://127.0.0.1:6379/0", "LISTGATE_EXPECTED_EDGES": "3", "LISTGATE_EDGE_ADDR": "127.0.0.1:0",
-		"LISTGATE_EDGE_WRITE_BUFFER_BYTES": "65536", "LISTGATE_EDGE_MAX_CONNECTIONS": "50000"}))
+		"LISTGATE_EDGE_WRITE_BUFFER_BYTES": "65536", "LISTGATE_EDGE_MAX_CONNECTIONS": "50000",
+		"LISTGATE_EDGE_MAX_CONNECTIONS_PER_IP": "0"}))
 	if err != nil || got.RedisURL != "redis://127.0.0.1:6379/0" || got.ExpectedEdges != 3 || got.Addr != "127.0.0.1:0" ||
-		got.WriteBufferBytes != 65536 || got.MaxConnections != 50000 {
+		got.WriteBufferBytes != 65536 || got.MaxConnections != 50000 || got.MaxConnectionsPerIP != 0 {
 		t.Fatalf("%+v %v", got, err)
 	}
 	for name, e := range map[string]map[string]string{
@@ -55,6 +56,13 @@ func TestEdgeEnvironmentAndValidation(t *testing.T) {
 		c.MaxConnections = n
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "max_connections") {
 			t.Errorf("max_connections %d: err = %v", n, err)
+		}
+	}
+	c.MaxConnections = DefaultEdge().MaxConnections
+	for _, n := range []int{-1, 1_000_001} {
+		c.MaxConnectionsPerIP = n
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "max_connections_per_ip") {
+			t.Errorf("max_connections_per_ip %d: err = %v", n, err)
 		}
 	}
 }
