@@ -84,10 +84,14 @@ func (s *Server) timeout(r *http.Request, err error) bool {
 var errTimedOut = apierror.New(apierror.CodeServiceUnavailable, "the request took too long; retry shortly")
 
 // writeTimeout answers a request that ran out of time 503 with Retry-After
-// and logs one line with its request id and route (never its headers).
+// (1 s, or the handler's own when it chose one) and logs one line with its
+// request id and route (never its headers).
 func (s *Server) writeTimeout(w http.ResponseWriter, r *http.Request, err error) {
 	e := *errTimedOut
 	e.RetryAfter = 1
+	if ae, ok := errors.AsType[*apierror.Error](err); ok && ae.RetryAfter > 0 {
+		e.RetryAfter = ae.RetryAfter
+	}
 	e.Err = err
 	apierror.WriteHTTP(w, RequestID(r.Context()), &e)
 	route := r.Pattern

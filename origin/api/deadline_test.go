@@ -60,11 +60,12 @@ func TestRequestTimeout(t *testing.T) {
 		path, route string
 		status      int
 		code        string
+		retryAfter  string
 	}{
-		{"/slow/7", "/slow/{id}", 503, "SERVICE_UNAVAILABLE"},
-		{"/wrapped", "/wrapped", 503, "SERVICE_UNAVAILABLE"},
-		{"/statement", "/statement", 503, "SERVICE_UNAVAILABLE"},
-		{"/notfound", "", 404, "NOT_FOUND"},
+		{"/slow/7", "/slow/{id}", 503, "SERVICE_UNAVAILABLE", "1"},
+		{"/wrapped", "/wrapped", 503, "SERVICE_UNAVAILABLE", "2"}, // the handler's
+		{"/statement", "/statement", 503, "SERVICE_UNAVAILABLE", "1"},
+		{"/notfound", "", 404, "NOT_FOUND", ""},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			logs.Reset()
@@ -88,7 +89,7 @@ func TestRequestTimeout(t *testing.T) {
 				}
 				return
 			}
-			if !strings.Contains(env.Error.Message, "took too long") || rec.Header().Get("Retry-After") != "1" {
+			if !strings.Contains(env.Error.Message, "took too long") || rec.Header().Get("Retry-After") != tc.retryAfter {
 				t.Errorf("message %q, Retry-After %q", env.Error.Message, rec.Header().Get("Retry-After"))
 			}
 			if n != 1 || !strings.Contains(logs.String(), `"route":"`+tc.route+`"`) ||
