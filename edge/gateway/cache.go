@@ -37,7 +37,7 @@ var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }
 // stale-if-error are served. Every answer says how in X-Cache. It returns
 // the error to answer instead: a query the cache cannot key, or an origin
 // that could not answer with nothing stale to serve.
-func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr, now time.Time) *apierror.Error {
+func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr, now time.Time, hdr *reqHeaders) *apierror.Error {
 	bp := keyBufs.Get().(*[]byte)
 	defer keyBufs.Put(bp)
 	uri := ctx.URI()
@@ -55,11 +55,11 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keyc
 	if e, ok := g.cache.Get(key); ok {
 		switch e.State(now) {
 		case respcache.Fresh:
-			g.writeEntry(ctx, e, cacheHit)
+			g.writeEntry(ctx, e, cacheHit, hdr)
 			return nil
 		case respcache.Stale:
 			g.cache.CountStale()
-			g.writeEntry(ctx, e, cacheStale)
+			g.writeEntry(ctx, e, cacheStale, hdr)
 			if e.StartRefresh() {
 				g.refresh(ctx, rt, info, ip, key)
 			}
@@ -76,7 +76,7 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keyc
 		case <-time.After(g.cfg.OriginTimeout):
 		}
 		if f.Entry != nil {
-			g.writeEntry(ctx, f.Entry, cacheHit)
+			g.writeEntry(ctx, f.Entry, cacheHit, hdr)
 			return nil
 		}
 	}
@@ -88,10 +88,10 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keyc
 	case fail != nil && stale != nil:
 		g.cache.CountStale()
 		ctx.Response.ResetBody()
-		g.writeEntry(ctx, stale, cacheStale)
+		g.writeEntry(ctx, stale, cacheStale, hdr)
 		return nil
 	case e != nil:
-		g.writeEntry(ctx, e, cacheMiss)
+		g.writeEntry(ctx, e, cacheMiss, hdr)
 	default:
 		ctx.Response.Header.SetCanonical(hdrXCache, cacheMiss)
 	}
@@ -167,7 +167,7 @@ func (g *Gateway) refresh(ctx *fasthttp.RequestCtx, rt *route, info *keycache.In
 // writeEntry answers from a cache entry: 304 when If-None-Match names its
 // ETag, else its body, gzip-compressed when the client accepts that. The
 // entry's bytes are not copied: entries are immutable (setEntryBody).
-func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how []byte) {
+func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how []byte, hdr *reqHeaders) {
 	h := &ctx.Response.Header
 	h.SetCanonical(hdrXCache, how)
 	if e.Status == fasthttp.StatusNotFound {
@@ -179,7 +179,7 @@ func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how [
 		h.SetCanonical(hdrETag, e.ETag)
 	}
 	h.SetCanonical(hdrCacheControl, e.CacheControl)
-	if len(e.ETag) > 0 && etagMatch(ctx.Request.Header.Peek("If-None-Match"), e.ETag) {
+	if len(e.ETag) > 0 && etagMatch(hdr.ifNoneMatch, e.ETag) {
 		ctx.Response.ResetBody()
 		ctx.SetStatusCode(fasthttp.StatusNotModified)
 		h.SetContentEncodingBytes(nil)
@@ -187,7 +187,7 @@ func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how [
 	}
 	ctx.SetStatusCode(e.Status)
 	h.SetContentTypeBytes(e.ContentType)
-	ae := ctx.Request.Header.Peek("Accept-Encoding")
+	ae := hdr.acceptEncoding
 	if accepts(ae, "br") {
 		if br := e.Brotli(); br != nil {
 			h.SetContentEncodingBytes(valBrotli)

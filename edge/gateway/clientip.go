@@ -44,15 +44,13 @@ func (g *Gateway) trusted(a netip.Addr) bool {
 	return false
 }
 
-// dropUntrustedProto deletes X-Forwarded-Proto unless a trusted proxy sent
-// it: the origin believes it (HSTS, Secure cookies) on forwarded requests.
-func (g *Gateway) dropUntrustedProto(ctx *fasthttp.RequestCtx) {
-	h := &ctx.Request.Header
-	if len(h.Peek("X-Forwarded-Proto")) == 0 {
-		return
-	}
+// dropUntrustedProto deletes X-Forwarded-Proto, which the request has,
+// unless a trusted proxy sent it: the origin believes it (HSTS, Secure
+// cookies) on forwarded requests.
+func (g *Gateway) dropUntrustedProto(ctx *fasthttp.RequestCtx, hdr *reqHeaders) {
 	peer, _ := netip.AddrFromSlice(ctx.RemoteIP())
 	if !g.trusted(peer.Unmap()) {
-		h.Del("X-Forwarded-Proto")
+		ctx.Request.Header.Del("X-Forwarded-Proto")
+		hdr.forwardedProto = nil
 	}
 }

@@ -157,13 +157,12 @@ func (g *Gateway) publicLimit(ctx *fasthttp.RequestCtx, ip netip.Addr) *apierror
 // corsHeaders adds Vary: Origin to a response of a CORS route and, when
 // the key's site allows the request's Origin, the headers that let the page
 // read it.
-func corsHeaders(ctx *fasthttp.RequestCtx, info *keycache.Info) {
+func corsHeaders(ctx *fasthttp.RequestCtx, info *keycache.Info, origin []byte) {
 	h := &ctx.Response.Header
 	addVary(h, "Origin")
 	if info == nil {
 		return
 	}
-	origin := ctx.Request.Header.Peek("Origin")
 	if len(origin) == 0 || !cors.Allowed(info.CORS, origin) {
 		return
 	}

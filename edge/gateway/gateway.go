@@ -249,7 +249,6 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 		writeError(ctx, e)
 		return
 	}
-	g.dropUntrustedProto(ctx)
 	if isPreflight(ctx) {
 		g.preflight(ctx)
 		return
@@ -261,13 +260,17 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 // error that ends the request, and serve alone writes it.
 func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
 	start := time.Now()
-	g.requestID(ctx)
 	// One reading of the clock serves the request: the limiter, usage,
 	// the cache's freshness and the metrics' start.
 	st := passState{now: start}
 	if g.fakeClock {
 		st.now = g.now()
 	}
+	st.hdr.read(&ctx.Request.Header)
+	if st.hdr.seen&seenForwardedProto != 0 {
+		g.dropUntrustedProto(ctx, &st.hdr)
+	}
+	g.setRequestID(ctx, st.hdr.requestID)
 	if e := g.pass(ctx, rt, &st); e != nil {
 		writeError(ctx, e)
 	}
@@ -279,9 +282,9 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
 	}
 	if rt.cors {
 		if st.authenticated {
-			corsHeaders(ctx, &st.info)
+			corsHeaders(ctx, &st.info, st.hdr.origin)
 		} else {
-			corsHeaders(ctx, nil)
+			corsHeaders(ctx, nil, nil)
 		}
 	}
 	m.observe(ctx.Response.StatusCode(), start)
@@ -296,6 +299,8 @@ type passState struct {
 	limited       bool
 	// now is the request's time: the limiter decided at it (RateLimit's t).
 	now time.Time
+	// hdr is the request headers the path decides on, read once.
+	hdr reqHeaders
 }
 
 // pass takes a request through DESIGN.md §2's checks in order — body size,
@@ -320,7 +325,11 @@ func (g *Gateway) pass(ctx *fasthttp.RequestCtx, rt *route, st *passState) *apie
 		return g.forward(ctx, rt, nil, ip)
 	}
 
-	info, e := g.authenticate(ctx, ip)
+	key, e := parseCredential(st.hdr.authorization, st.hdr.apiKey)
+	if e != nil {
+		return e
+	}
+	info, e := g.authenticateKey(ctx, key, ip)
 	if e != nil {
 		return e
 	}
@@ -346,7 +355,7 @@ func (g *Gateway) pass(ctx *fasthttp.RequestCtx, rt *route, st *passState) *apie
 		return e
 	}
 	if rt.cacheable && g.cache != nil {
-		return g.serveCacheable(ctx, rt, &st.info, ip, now)
+		return g.serveCacheable(ctx, rt, &st.info, ip, now, &st.hdr)
 	}
 	return g.forward(ctx, rt, &st.info, ip)
 }
@@ -404,7 +413,11 @@ func rateResetSeconds(d ratelimit.Decision, now time.Time) int64 {
 // and sets it on the response, where everything that needs it reads it
 // (requestIDOf).
 func (g *Gateway) requestID(ctx *fasthttp.RequestCtx) {
-	id := ctx.Request.Header.Peek("X-Request-Id")
+	g.setRequestID(ctx, ctx.Request.Header.Peek("X-Request-Id"))
+}
+
+// setRequestID is requestID with the client's X-Request-Id already read.
+func (g *Gateway) setRequestID(ctx *fasthttp.RequestCtx, id []byte) {
 	if validRequestID(id) {
 		ctx.Response.Header.SetCanonical(hdrXRequestID, id)
 		return

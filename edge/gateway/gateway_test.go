@@ -277,19 +277,31 @@ func TestNotReadyUntilSynced(t *testing.T) {
 }
 
 // The origin believes X-Forwarded-Proto (HSTS, Secure cookies) on what the
-// edge forwards: only a trusted proxy's reaches it.
+// edge forwards: only a trusted proxy's reaches it, on keyed and public
+// routes alike.
 func TestForwardedProtoOnlyFromTrustedProxies(t *testing.T) {
-	g, _ := newTestGateway(t, mustKey(t), 0)
-	ctx := request("GET", "/healthz", map[string]string{"X-Forwarded-Proto": "https"})
-	g.Handler(ctx)
-	if v := ctx.Request.Header.Peek("X-Forwarded-Proto"); len(v) != 0 {
-		t.Errorf("a client's X-Forwarded-Proto kept: %q", v)
-	}
-	g.cfg.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
-	ctx = request("GET", "/healthz", map[string]string{"X-Forwarded-Proto": "https"})
-	g.Handler(ctx)
-	if v := ctx.Request.Header.Peek("X-Forwarded-Proto"); string(v) != "https" {
-		t.Errorf("a trusted proxy's X-Forwarded-Proto dropped: %q", v)
+	o := newFakeOrigin(t, "no-store")
+	key := mustKey(t)
+	for _, trusted := range []bool{false, true} {
+		var cfg Config
+		if trusted {
+			cfg.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+		}
+		g := gatewayTo(t, o, key, cfg)
+		for _, r := range []struct{ method, uri, body string }{
+			{"POST", "/v1/leads", `{"name":"A"}`},
+			{"GET", "/v1/sites/" + testSite + "/listings", ""},
+			{"GET", "/v1/openapi.json", ""},
+		} {
+			ctx := serveOne(g, r.method, r.uri, map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json",
+				"X-Forwarded-Proto": "https"}, r.body, "127.0.0.1")
+			if ctx.Response.StatusCode() != 200 {
+				t.Fatalf("%s %s: %d %s", r.method, r.uri, ctx.Response.StatusCode(), ctx.Response.Body())
+			}
+			if got := (*o.lastHdr.Load()).Get("X-Forwarded-Proto"); (got == "https") != trusted {
+				t.Errorf("%s %s, trusted peer %v: the origin saw X-Forwarded-Proto %q", r.method, r.uri, trusted, got)
+			}
+		}
 	}
 }
 
