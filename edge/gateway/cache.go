@@ -37,7 +37,8 @@ var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }
 // stale-if-error are served. Every answer says how in X-Cache. It returns
 // the error to answer instead: a query the cache cannot key, or an origin
 // that could not answer with nothing stale to serve.
-func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keycache.Info, ip netip.Addr, now time.Time, hdr *reqHeaders) *apierror.Error {
+func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, ip netip.Addr, st *passState) *apierror.Error {
+	info, now := &st.info, st.now
 	bp := keyBufs.Get().(*[]byte)
 	defer keyBufs.Put(bp)
 	uri := ctx.URI()
@@ -55,11 +56,11 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keyc
 	if e, ok := g.cache.Get(key); ok {
 		switch e.State(now) {
 		case respcache.Fresh:
-			g.writeEntry(ctx, e, cacheHit, hdr)
+			g.writeEntry(ctx, e, cacheHit, rt, st)
 			return nil
 		case respcache.Stale:
 			g.cache.CountStale()
-			g.writeEntry(ctx, e, cacheStale, hdr)
+			g.writeEntry(ctx, e, cacheStale, rt, st)
 			if e.StartRefresh() {
 				g.refresh(ctx, rt, info, ip, key)
 			}
@@ -76,7 +77,7 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keyc
 		case <-time.After(g.cfg.OriginTimeout):
 		}
 		if f.Entry != nil {
-			g.writeEntry(ctx, f.Entry, cacheHit, hdr)
+			g.writeEntry(ctx, f.Entry, cacheHit, rt, st)
 			return nil
 		}
 	}
@@ -88,10 +89,10 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, info *keyc
 	case fail != nil && stale != nil:
 		g.cache.CountStale()
 		ctx.Response.ResetBody()
-		g.writeEntry(ctx, stale, cacheStale, hdr)
+		g.writeEntry(ctx, stale, cacheStale, rt, st)
 		return nil
 	case e != nil:
-		g.writeEntry(ctx, e, cacheMiss, hdr)
+		g.writeEntry(ctx, e, cacheMiss, rt, st)
 	default:
 		ctx.Response.Header.SetCanonical(hdrXCache, cacheMiss)
 	}
@@ -167,19 +168,25 @@ func (g *Gateway) refresh(ctx *fasthttp.RequestCtx, rt *route, info *keycache.In
 // writeEntry answers from a cache entry: 304 when If-None-Match names its
 // ETag, else its body, gzip-compressed when the client accepts that. The
 // entry's bytes are not copied: entries are immutable (setEntryBody).
-func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how []byte, hdr *reqHeaders) {
+func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how []byte, rt *route, st *passState) {
 	h := &ctx.Response.Header
 	h.SetCanonical(hdrXCache, how)
 	if e.Status == fasthttp.StatusNotFound {
 		writeError(ctx, apierror.NotFound(e.Message))
 		return
 	}
-	h.SetCanonical(hdrVary, valAcceptEncoding)
+	// A CORS route's Vary names Origin too (corsHeaders, told by varyOrigin).
+	if rt.cors {
+		h.SetCanonical(hdrVary, valAcceptEncodingOrigin)
+		st.varyOrigin = true
+	} else {
+		h.SetCanonical(hdrVary, valAcceptEncoding)
+	}
 	if len(e.ETag) > 0 {
 		h.SetCanonical(hdrETag, e.ETag)
 	}
 	h.SetCanonical(hdrCacheControl, e.CacheControl)
-	if len(e.ETag) > 0 && etagMatch(hdr.ifNoneMatch, e.ETag) {
+	if len(e.ETag) > 0 && etagMatch(st.hdr.ifNoneMatch, e.ETag) {
 		ctx.Response.ResetBody()
 		ctx.SetStatusCode(fasthttp.StatusNotModified)
 		h.SetContentEncodingBytes(nil)
@@ -187,7 +194,7 @@ func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how [
 	}
 	ctx.SetStatusCode(e.Status)
 	h.SetContentTypeBytes(e.ContentType)
-	ae := hdr.acceptEncoding
+	ae := st.hdr.acceptEncoding
 	if accepts(ae, "br") {
 		if br := e.Brotli(); br != nil {
 			h.SetContentEncodingBytes(valBrotli)

@@ -157,9 +157,11 @@ func (g *Gateway) publicLimit(ctx *fasthttp.RequestCtx, ip netip.Addr) *apierror
 // corsHeaders adds Vary: Origin to a response of a CORS route and, when
 // the key's site allows the request's Origin, the headers that let the page
 // read it.
-func corsHeaders(ctx *fasthttp.RequestCtx, info *keycache.Info, origin []byte) {
+func corsHeaders(ctx *fasthttp.RequestCtx, info *keycache.Info, origin []byte, varyOrigin bool) {
 	h := &ctx.Response.Header
-	addVary(h, "Origin")
+	if !varyOrigin {
+		addVary(h, "Origin")
+	}
 	if info == nil {
 		return
 	}

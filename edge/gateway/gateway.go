@@ -282,9 +282,9 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
 	}
 	if rt.cors {
 		if st.authenticated {
-			corsHeaders(ctx, &st.info, st.hdr.origin)
+			corsHeaders(ctx, &st.info, st.hdr.origin, st.varyOrigin)
 		} else {
-			corsHeaders(ctx, nil, nil)
+			corsHeaders(ctx, nil, nil, st.varyOrigin)
 		}
 	}
 	m.observe(ctx.Response.StatusCode(), start)
@@ -301,6 +301,8 @@ type passState struct {
 	now time.Time
 	// hdr is the request headers the path decides on, read once.
 	hdr reqHeaders
+	// varyOrigin is set when the answer's Vary names Origin already.
+	varyOrigin bool
 }
 
 // pass takes a request through DESIGN.md §2's checks in order — body size,
@@ -355,7 +357,7 @@ func (g *Gateway) pass(ctx *fasthttp.RequestCtx, rt *route, st *passState) *apie
 		return e
 	}
 	if rt.cacheable && g.cache != nil {
-		return g.serveCacheable(ctx, rt, &st.info, ip, now, &st.hdr)
+		return g.serveCacheable(ctx, rt, ip, st)
 	}
 	return g.forward(ctx, rt, &st.info, ip)
 }

@@ -98,7 +98,14 @@ func (s *Server) writeTimeout(w http.ResponseWriter, r *http.Request, err error)
 	if route == "" {
 		route = "unmatched"
 	}
-	metrics.GetOrCreateCounter(fmt.Sprintf(`listgate_origin_request_timeouts_total{route=%q}`, route)).Inc()
+	timeoutCounter(route).Inc()
 	s.log.WarnContext(r.Context(), "request timed out", "request_id", RequestID(r.Context()),
 		"method", r.Method, "route", route, "timeout", s.requestTimeout.String(), "err", err)
+}
+
+// timeoutCounter is listgate_origin_request_timeouts_total of a route.
+// Each registered route's is made when it is (Server.handle), so the
+// family is exposed, at zero, before anything times out.
+func timeoutCounter(route string) *metrics.Counter {
+	return metrics.GetOrCreateCounter(fmt.Sprintf(`listgate_origin_request_timeouts_total{route=%q}`, route))
 }

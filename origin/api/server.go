@@ -148,6 +148,7 @@ func (s *Server) handle(pattern string, h HandlerFunc) {
 		rt = &route{methods: map[string]HandlerFunc{}}
 		s.routes[path] = rt
 		s.mux.Handle(path, s.wrap(rt.serve))
+		timeoutCounter(path)
 	}
 	if _, dup := rt.methods[method]; dup {
 		panic("api: duplicate route " + pattern)
