@@ -96,11 +96,14 @@ func (g *Gateway) authThrottled(ip netip.Addr, hash [32]byte) *apierror.Error {
 // ConnState is what the gateway keeps of a client connection between its
 // requests: the last key presented on it and that key's SHA-256, so that a
 // keep-alive client sending one key hashes it once per connection, not once
-// per request. Only the connection's own goroutine uses it.
+// per request, and its peer. Only the connection's own goroutine uses it.
 type ConnState struct {
 	key  [apikey.Len]byte
 	hash [32]byte
 	set  bool
+	// The peer's address and whether it is a trusted proxy (clientIP).
+	peer                 netip.Addr
+	peerSet, peerTrusted bool
 }
 
 // connStater is a client connection carrying a ConnState: the edge's

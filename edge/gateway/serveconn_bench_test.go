@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"net"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -132,3 +133,30 @@ func TestKeyHashPerConnection(t *testing.T) {
 }
 
 type plainConn struct{ net.Conn }
+
+// A connection's peer is worked out once; a trusted proxy's connection
+// still takes each request's X-Forwarded-For, an untrusted one never.
+func TestClientIPPerConnection(t *testing.T) {
+	g, _ := newTestGateway(t, mustKey(t), 0)
+	g.cfg.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	var ctx fasthttp.RequestCtx
+	ctx.Init2(&memConn{}, nil, false)
+	for _, xff := range []string{"203.0.113.7", "198.51.100.9", ""} {
+		ctx.Request.Header.Set("X-Forwarded-For", xff)
+		want := xff
+		if want == "" {
+			want = "127.0.0.1"
+		}
+		if got := g.clientIP(&ctx).String(); got != want {
+			t.Errorf("X-Forwarded-For %q from a trusted peer: client %s, want %s", xff, got, want)
+		}
+	}
+	untrusted, _ := newTestGateway(t, mustKey(t), 0)
+	ctx.Init2(&memConn{}, nil, false)
+	ctx.Request.Header.Set("X-Forwarded-For", "203.0.113.7")
+	for range 2 {
+		if got := untrusted.clientIP(&ctx).String(); got != "127.0.0.1" {
+			t.Errorf("an untrusted peer's X-Forwarded-For believed: %s", got)
+		}
+	}
+}
