@@ -119,6 +119,8 @@ type Gateway struct {
 	router    *router.Router
 	// corsRouter finds the route a CORS preflight asks about.
 	corsRouter *router.Router
+	// siteRoutes serves the site's GET routes without the router.
+	siteRoutes siteRoutes
 	idPrefix   []byte
 	idSeq      atomic.Uint64
 	metrics    *gatewayMetrics
@@ -167,7 +169,7 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.AuthFailureLimit <= 0 {
 		cfg.AuthFailureLimit = 20
 	}
-	g := &Gateway{cfg: cfg, log: cfg.Log, now: cfg.Now, metrics: newMetrics(), cache: cfg.Cache,
+	g := &Gateway{cfg: cfg, log: cfg.Log, now: cfg.Now, metrics: newMetrics(), cache: cfg.Cache, siteRoutes: siteRoutes{},
 		uploads:   make(chan struct{}, cfg.MaxUploads),
 		authFails: ratelimit.NewLocal(ratelimit.LocalOptions{Metrics: metrics.NewSet()})}
 	if g.log == nil {
@@ -203,7 +205,11 @@ func New(cfg Config) (*Gateway, error) {
 			handle(rt.method, rt.path, func(ctx *fasthttp.RequestCtx) { g.serveBeacon(ctx, rt, m) })
 			continue
 		}
-		handle(rt.method, rt.path, func(ctx *fasthttp.RequestCtx) { g.serve(ctx, rt, m) })
+		handle(rt.method, rt.path, func(ctx *fasthttp.RequestCtx) {
+			site, _ := ctx.UserValue("site").(string)
+			g.serve(ctx, rt, m, site)
+		})
+		g.siteRoutes.add(rt, m)
 	}
 	handle("GET", "/healthz", g.healthz)
 	handle("GET", "/readyz", g.readyz)
@@ -253,16 +259,22 @@ func (g *Gateway) Handler(ctx *fasthttp.RequestCtx) {
 		g.preflight(ctx)
 		return
 	}
+	if sr, site, ok := g.siteRoutes.match(ctx.Request.Header.Method(), ctx.URI().PathOriginal()); ok {
+		g.serve(ctx, sr.rt, sr.m, b2s(site))
+		return
+	}
 	g.router.Handler(ctx)
 }
 
 // serve is the request path of one API route: its steps (pass) return the
-// error that ends the request, and serve alone writes it.
-func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics) {
+// error that ends the request, and serve alone writes it. site is the
+// path's {site} (empty for routes without one); its bytes are the
+// request's.
+func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics, site string) {
 	start := time.Now()
 	// One reading of the clock serves the request: the limiter, usage,
 	// the cache's freshness and the metrics' start.
-	st := passState{now: start}
+	st := passState{now: start, site: site}
 	if g.fakeClock {
 		st.now = g.now()
 	}
@@ -303,6 +315,8 @@ type passState struct {
 	hdr reqHeaders
 	// varyOrigin is set when the answer's Vary names Origin already.
 	varyOrigin bool
+	// site is the path's {site}.
+	site string
 }
 
 // pass takes a request through DESIGN.md §2's checks in order — body size,
@@ -337,7 +351,7 @@ func (g *Gateway) pass(ctx *fasthttp.RequestCtx, rt *route, st *passState) *apie
 	}
 	st.info, st.authenticated = info, true
 	if rt.site {
-		if site, _ := ctx.UserValue("site").(string); site != info.SiteID {
+		if st.site != info.SiteID {
 			return errWrongSite
 		}
 	}

@@ -41,9 +41,8 @@ func TestHitPathAllocationsWithTraceparent(t *testing.T) {
 	if ctx.Response.StatusCode() != 200 || string(ctx.Response.Header.Peek("X-Cache")) != "HIT" {
 		t.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Header.Peek("X-Cache"))
 	}
-	base := routerAllocs(t, path+"?page=2")
-	if n := testing.AllocsPerRun(200, run); n > base {
-		t.Errorf("hit path with a traceparent, tracing off: %v allocations per request, the router alone makes %v", n, base)
+	if n := testing.AllocsPerRun(200, run); n != 0 {
+		t.Errorf("hit path with a traceparent, tracing off: %v allocations per request", n)
 	}
 }
 
