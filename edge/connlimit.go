@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -211,18 +212,19 @@ func (c *limitedConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// WriteWithBuffered sends what bw holds, then body, in one writev: bw's
-// bytes are taken by flushing it into held (a copy of the headers, a few
-// hundred bytes), the body is sent from where it lies. It returns the
-// body's bytes written.
-func (c *limitedConn) WriteWithBuffered(bw *bufio.Writer, body []byte) (int, error) {
-	if bw.Buffered() == 0 {
+// WriteWithBuffered sends what bw holds, with the header lines extra
+// spliced in before its headers' end, then body, in one writev: bw's bytes
+// are taken by flushing it into held (a copy of the headers, a few hundred
+// bytes), the body is sent from where it lies. It returns the body's bytes
+// written.
+func (c *limitedConn) WriteWithBuffered(bw *bufio.Writer, extra, body []byte) (int, error) {
+	if bw.Buffered() == 0 && len(extra) == 0 {
 		return c.Conn.Write(body)
 	}
 	c.hold = true
 	err := bw.Flush()
 	c.hold = false
-	head := c.held
+	head, ok := gateway.SpliceHeaders(c.held, extra)
 	c.held = c.held[:0]
 	if cap(c.held) > 4<<10 {
 		c.held = nil
@@ -230,7 +232,15 @@ func (c *limitedConn) WriteWithBuffered(bw *bufio.Writer, body []byte) (int, err
 	if err != nil {
 		return 0, err
 	}
+	if !ok {
+		return 0, errHeadersFlushed
+	}
 	bufs := net.Buffers{head, body}
 	n, err := bufs.WriteTo(c.Conn)
 	return int(max(0, n-int64(len(head)))), err
 }
+
+// errHeadersFlushed ends a connection whose response headers left before
+// the lines to splice into them could be: never expected (the headers are
+// written into the buffer whole just before the body).
+var errHeadersFlushed = errors.New("edge: response headers flushed before their spliced lines")

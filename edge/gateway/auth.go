@@ -104,6 +104,8 @@ type ConnState struct {
 	// The peer's address and whether it is a trusted proxy (clientIP).
 	peer                 netip.Addr
 	peerSet, peerTrusted bool
+	// raw is the current answer's header lines (rawHeaders).
+	raw []byte
 }
 
 // connStater is a client connection carrying a ConnState: the edge's

@@ -166,27 +166,25 @@ func (g *Gateway) refresh(ctx *fasthttp.RequestCtx, rt *route, info *keycache.In
 }
 
 // writeEntry answers from a cache entry: 304 when If-None-Match names its
-// ETag, else its body, gzip-compressed when the client accepts that. The
-// entry's bytes are not copied: entries are immutable (setEntryBody).
+// ETag, else its body, compressed when the client accepts that. The
+// entry's bytes are not copied: entries are immutable (setEntryBody). A
+// large body on the edge's connections goes with its headers as lines
+// (rawHeaders), and st.raw takes the answer's further headers.
 func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how []byte, rt *route, st *passState) {
 	h := &ctx.Response.Header
-	h.SetCanonical(hdrXCache, how)
 	if e.Status == fasthttp.StatusNotFound {
+		h.SetCanonical(hdrXCache, how)
 		writeError(ctx, apierror.NotFound(e.Message))
 		return
 	}
 	// A CORS route's Vary names Origin too (corsHeaders, told by varyOrigin).
+	vary := valAcceptEncoding
 	if rt.cors {
-		h.SetCanonical(hdrVary, valAcceptEncodingOrigin)
+		vary = valAcceptEncodingOrigin
 		st.varyOrigin = true
-	} else {
-		h.SetCanonical(hdrVary, valAcceptEncoding)
 	}
-	if len(e.ETag) > 0 {
-		h.SetCanonical(hdrETag, e.ETag)
-	}
-	h.SetCanonical(hdrCacheControl, e.CacheControl)
 	if len(e.ETag) > 0 && etagMatch(st.hdr.ifNoneMatch, e.ETag) {
+		setEntryHeaders(h, e, how, vary)
 		ctx.Response.ResetBody()
 		ctx.SetStatusCode(fasthttp.StatusNotModified)
 		h.SetContentEncodingBytes(nil)
@@ -194,23 +192,27 @@ func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how [
 	}
 	ctx.SetStatusCode(e.Status)
 	h.SetContentTypeBytes(e.ContentType)
+	body, encoding := e.Body, []byte(nil)
 	ae := st.hdr.acceptEncoding
 	if accepts(ae, "br") {
 		if br := e.Brotli(); br != nil {
-			h.SetContentEncodingBytes(valBrotli)
-			setEntryBody(ctx, br)
-			return
+			body, encoding = br, valBrotli
 		}
 	}
-	if accepts(ae, "gzip") {
+	if encoding == nil && accepts(ae, "gzip") {
 		if gz := e.Gzip(); gz != nil {
-			h.SetContentEncodingBytes(valGzip)
-			setEntryBody(ctx, gz)
-			return
+			body, encoding = gz, valGzip
 		}
 	}
-	h.SetContentEncodingBytes(nil)
-	setEntryBody(ctx, e.Body)
+	h.SetContentEncodingBytes(encoding)
+	if raw, gw := g.rawHeaders(ctx, len(body)); raw != nil {
+		*raw = appendEntryHeaders(*raw, e, how, vary)
+		st.raw = raw
+		setGatheredBody(ctx, gw, body, raw)
+		return
+	}
+	setEntryHeaders(h, e, how, vary)
+	setEntryBody(ctx, body)
 }
 
 // etagMatch is If-None-Match's weak comparison.

@@ -157,7 +157,7 @@ func (g *Gateway) publicLimit(ctx *fasthttp.RequestCtx, ip netip.Addr) *apierror
 // corsHeaders adds Vary: Origin to a response of a CORS route and, when
 // the key's site allows the request's Origin, the headers that let the page
 // read it.
-func corsHeaders(ctx *fasthttp.RequestCtx, info *keycache.Info, origin []byte, varyOrigin bool) {
+func corsHeaders(ctx *fasthttp.RequestCtx, info *keycache.Info, origin []byte, varyOrigin bool, raw *[]byte) {
 	h := &ctx.Response.Header
 	if !varyOrigin {
 		addVary(h, "Origin")
@@ -166,6 +166,10 @@ func corsHeaders(ctx *fasthttp.RequestCtx, info *keycache.Info, origin []byte, v
 		return
 	}
 	if len(origin) == 0 || !cors.Allowed(info.CORS, origin) {
+		return
+	}
+	if raw != nil {
+		*raw = appendCORSHeaders(*raw, origin)
 		return
 	}
 	h.SetBytesV("Access-Control-Allow-Origin", origin)

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"io"
 	"sync"
 
@@ -9,12 +11,30 @@ import (
 )
 
 // gatherWriter is a client connection that can send what a response's
-// buffered writer holds (the status line and headers) and a body in one
-// write (writev) without copying the body: the edge's listeners hand out
-// such connections (edge/connlimit.go).
+// buffered writer holds (the status line and headers), more header lines
+// (extra, spliced before the headers' end with SpliceHeaders) and a body
+// in one write (writev) without copying the body: the edge's listeners
+// hand out such connections (edge/connlimit.go).
 type gatherWriter interface {
-	WriteWithBuffered(bw *bufio.Writer, body []byte) (int, error)
+	WriteWithBuffered(bw *bufio.Writer, extra, body []byte) (int, error)
 }
+
+// SpliceHeaders appends extra, whole header lines ("Name: value\r\n"…),
+// to head, a response's status line and headers ending in the blank line,
+// before that blank line. It reports false, and leaves head as it was,
+// when head does not end in the blank line.
+func SpliceHeaders(head, extra []byte) ([]byte, bool) {
+	if len(extra) == 0 {
+		return head, true
+	}
+	if !bytes.HasSuffix(head, crlfcrlf) {
+		return head, false
+	}
+	head = append(head[:len(head)-2], extra...)
+	return append(head, crlfcrlf[2:]...), true
+}
+
+var crlfcrlf = []byte("\r\n\r\n")
 
 // zeroCopyMin is the body size from which a cached body is sent by
 // gathering instead of being copied into the connection's write buffer:
@@ -31,8 +51,15 @@ func setEntryBody(ctx *fasthttp.RequestCtx, body []byte) {
 		ctx.Response.SetBodyRaw(body)
 		return
 	}
+	setGatheredBody(ctx, gw, body, nil)
+}
+
+// setGatheredBody answers body, from a cache entry, on a connection that
+// gathers; extra, when not nil, is header lines the connection sends with
+// the response's headers (rawHeaders), read when the response is written.
+func setGatheredBody(ctx *fasthttp.RequestCtx, gw gatherWriter, body []byte, extra *[]byte) {
 	b := entryBodies.Get().(*entryBody)
-	b.body, b.conn = body, gw
+	b.body, b.conn, b.extra = body, gw, extra
 	ctx.Response.SetBodyStream(b, len(body))
 }
 
@@ -46,6 +73,8 @@ type entryBody struct {
 	body []byte
 	off  int
 	conn gatherWriter
+	// extra is header lines to send with the headers (rawHeaders).
+	extra *[]byte
 }
 
 func (b *entryBody) Read(p []byte) (int, error) {
@@ -65,8 +94,17 @@ func (b *entryBody) WriteTo(w io.Writer) (int64, error) {
 	rest := b.body[b.off:]
 	b.off = len(b.body)
 	if bw, ok := w.(*bufio.Writer); ok && b.conn != nil {
-		n, err := b.conn.WriteWithBuffered(bw, rest)
+		var extra []byte
+		if b.extra != nil {
+			extra = *b.extra
+		}
+		n, err := b.conn.WriteWithBuffered(bw, extra, rest)
 		return int64(n), err
+	}
+	if b.extra != nil && len(*b.extra) > 0 {
+		// The headers are gone without the lines: never send the body
+		// of a response that lacks them.
+		return 0, errExtraHeaders
 	}
 	n, err := w.Write(rest)
 	return int64(n), err
@@ -79,3 +117,5 @@ func (b *entryBody) Close() error {
 	entryBodies.Put(b)
 	return nil
 }
+
+var errExtraHeaders = errors.New("gateway: response headers written without their spliced lines")

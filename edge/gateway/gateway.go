@@ -284,19 +284,24 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics, si
 	}
 	g.setRequestID(ctx, st.hdr.requestID)
 	if e := g.pass(ctx, rt, &st); e != nil {
+		st.raw = nil
 		writeError(ctx, e)
 	}
 	if g.tracer != nil {
 		g.traceRoute(ctx, rt, &st)
 	}
 	if st.limited {
-		setRateHeaders(&ctx.Response.Header, st.dec, st.now)
+		if st.raw != nil {
+			*st.raw = appendRateHeaders(*st.raw, st.dec, st.now)
+		} else {
+			setRateHeaders(&ctx.Response.Header, st.dec, st.now)
+		}
 	}
 	if rt.cors {
 		if st.authenticated {
-			corsHeaders(ctx, &st.info, st.hdr.origin, st.varyOrigin)
+			corsHeaders(ctx, &st.info, st.hdr.origin, st.varyOrigin, st.raw)
 		} else {
-			corsHeaders(ctx, nil, nil, st.varyOrigin)
+			corsHeaders(ctx, nil, nil, st.varyOrigin, st.raw)
 		}
 	}
 	m.observe(ctx.Response.StatusCode(), start)
@@ -317,6 +322,8 @@ type passState struct {
 	varyOrigin bool
 	// site is the path's {site}.
 	site string
+	// raw, when set, takes the answer's headers as lines (rawHeaders).
+	raw *[]byte
 }
 
 // pass takes a request through DESIGN.md §2's checks in order — body size,

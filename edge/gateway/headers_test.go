@@ -16,6 +16,7 @@ func TestCanonicalHeaderNames(t *testing.T) {
 		"Cache-Control": hdrCacheControl, "X-RateLimit-Limit": hdrXRateLimitLimit,
 		"X-RateLimit-Remaining": hdrXRateLimitRemain, "X-RateLimit-Reset": hdrXRateLimitReset,
 		"RateLimit-Policy": hdrRateLimitPolicy, "RateLimit": hdrRateLimit,
+		"Access-Control-Allow-Origin": hdrAccessControlAllowOrigin, "Access-Control-Expose-Headers": hdrAccessControlExposeHeaders,
 	} {
 		var h fasthttp.ResponseHeader
 		h.Set(usual, "by-name")

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"net"
 	"net/netip"
@@ -74,6 +75,10 @@ type memConn struct {
 	req     []byte
 	left    int
 	written int64
+	// out, when set, keeps what was written.
+	out  *bytes.Buffer
+	hold bool
+	held []byte
 }
 
 func (c *memConn) Read(p []byte) (int, error) {
@@ -85,13 +90,31 @@ func (c *memConn) Read(p []byte) (int, error) {
 }
 
 func (c *memConn) Write(p []byte) (int, error) {
+	if c.hold {
+		c.held = append(c.held, p...)
+		return len(p), nil
+	}
 	c.written += int64(len(p))
+	if c.out != nil {
+		c.out.Write(p)
+	}
 	return len(p), nil
 }
 
-func (c *memConn) WriteWithBuffered(bw *bufio.Writer, body []byte) (int, error) {
+func (c *memConn) WriteWithBuffered(bw *bufio.Writer, extra, body []byte) (int, error) {
+	c.hold = true
 	bw.Flush()
+	c.hold = false
+	head, ok := SpliceHeaders(c.held, extra)
+	c.held = c.held[:0]
+	if !ok {
+		return 0, errExtraHeaders
+	}
+	c.Write(head)
 	c.written += int64(len(body))
+	if c.out != nil {
+		c.out.Write(body)
+	}
 	return len(body), nil
 }
 

@@ -1,0 +1,109 @@
+package gateway
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/edge/respcache"
+	"github.com/listgate/listgate/pkg/ratelimit"
+)
+
+// A cached answer's own headers (X-Cache, Vary, ETag, Cache-Control, the
+// rate-limit headers and CORS's) are, on the hot path, written as lines
+// into the connection's buffer (ConnState.raw) and spliced into the
+// response's headers when it is sent with its body (setGatheredBody,
+// SpliceHeaders), instead of each being set on fasthttp's response
+// header: a set copies the value, scans it twice for line breaks and
+// searches the headers set so far, and writing each copies it again. The
+// lines and fasthttp's headers are the same on the wire
+// (TestRawHeadersMatchSetHeaders). Only a GET answered with a gathered
+// body (a large cached body on the edge's connections) and not traced
+// takes this path: its headers are never read back in the process.
+
+// rawHeaders returns the connection's buffer for the lines of an answer of
+// n body bytes, emptied, or nil when the answer cannot take this path.
+func (g *Gateway) rawHeaders(ctx *fasthttp.RequestCtx, n int) (*[]byte, gatherWriter) {
+	if n < zeroCopyMin || !ctx.IsGet() {
+		return nil, nil
+	}
+	gw, ok := ctx.Conn().(gatherWriter)
+	if !ok {
+		return nil, nil
+	}
+	cs, ok := ctx.Conn().(connStater)
+	if !ok {
+		return nil, nil
+	}
+	if g.tracer != nil && ctx.UserValue(traceKey{}) != nil {
+		return nil, nil
+	}
+	s := cs.GatewayState()
+	s.raw = s.raw[:0]
+	return &s.raw, gw
+}
+
+// appendHeaderLine appends "name: value\r\n", a CR or LF in value written
+// as a space (as fasthttp does with the values it is given).
+func appendHeaderLine(dst, name, value []byte) []byte {
+	dst = append(dst, name...)
+	dst = append(dst, ": "...)
+	start := len(dst)
+	dst = append(dst, value...)
+	for i := start; i < len(dst); i++ {
+		if dst[i] == '\r' || dst[i] == '\n' {
+			dst[i] = ' '
+		}
+	}
+	return append(dst, "\r\n"...)
+}
+
+// appendEntryHeaders appends the lines setEntryHeaders sets.
+func appendEntryHeaders(dst []byte, e *respcache.Entry, how, vary []byte) []byte {
+	dst = appendHeaderLine(dst, hdrXCache, how)
+	dst = appendHeaderLine(dst, hdrVary, vary)
+	if len(e.ETag) > 0 {
+		dst = appendHeaderLine(dst, hdrETag, e.ETag)
+	}
+	return appendHeaderLine(dst, hdrCacheControl, e.CacheControl)
+}
+
+// setEntryHeaders sets a cache entry's headers on the response.
+func setEntryHeaders(h *fasthttp.ResponseHeader, e *respcache.Entry, how, vary []byte) {
+	h.SetCanonical(hdrXCache, how)
+	h.SetCanonical(hdrVary, vary)
+	if len(e.ETag) > 0 {
+		h.SetCanonical(hdrETag, e.ETag)
+	}
+	h.SetCanonical(hdrCacheControl, e.CacheControl)
+}
+
+// appendRateHeaders appends the lines setRateHeaders sets.
+func appendRateHeaders(dst []byte, d ratelimit.Decision, now time.Time) []byte {
+	dst = appendIntHeader(dst, hdrXRateLimitLimit, "", int64(d.Limit), "")
+	dst = appendIntHeader(dst, hdrXRateLimitRemain, "", int64(d.Remaining), "")
+	dst = appendIntHeader(dst, hdrXRateLimitReset, "", d.Reset.Unix(), "")
+	dst = appendIntHeader(dst, hdrRateLimitPolicy, ratePolicyPrefix, int64(d.Limit), rateWindowParam)
+	dst = appendIntHeader(dst, hdrRateLimit, rateRemainingPrefix, int64(max(d.Remaining, 0)), ";t=")
+	// RateLimit's t follows its ";t=".
+	dst = strconv.AppendInt(dst[:len(dst)-2], rateResetSeconds(d, now), 10)
+	return append(dst, "\r\n"...)
+}
+
+// appendIntHeader appends "name: prefix<n>suffix\r\n".
+func appendIntHeader(dst, name []byte, prefix string, n int64, suffix string) []byte {
+	dst = append(dst, name...)
+	dst = append(dst, ": "...)
+	dst = append(dst, prefix...)
+	dst = strconv.AppendInt(dst, n, 10)
+	dst = append(dst, suffix...)
+	return append(dst, "\r\n"...)
+}
+
+// appendCORSHeaders appends the lines corsHeaders sets for an allowed
+// origin.
+func appendCORSHeaders(dst, origin []byte) []byte {
+	dst = appendHeaderLine(dst, hdrAccessControlAllowOrigin, origin)
+	return appendHeaderLine(dst, hdrAccessControlExposeHeaders, valCORSExposeHeaders)
+}

@@ -1,0 +1,166 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/listgate/listgate/edge/keycache"
+	"github.com/listgate/listgate/edge/respcache"
+	"github.com/listgate/listgate/pkg/apikey"
+	"github.com/listgate/listgate/pkg/ratelimit"
+)
+
+// The answers a connection of the edge's listeners gets, whose large
+// cached bodies go with their headers as spliced lines (rawHeaders), are
+// the answers of a plain connection, where every header is set on
+// fasthttp's response: the same status, headers and body, for plain and
+// compressed bodies, small and large, with and without a limit, an
+// allowed Origin, a stale entry, HEAD, a 304, and two pipelined requests.
+func TestRawHeadersMatchSetHeaders(t *testing.T) {
+	key := mustKey(t)
+	big := bytes.Repeat([]byte(`{"listing":"a fine house by the sea"},`), 500)
+	small := []byte(`{"data":[]}`)
+	for _, limit := range []int{0, 1 << 30} {
+		cache, err := respcache.New(respcache.Options{MaxBytes: 8 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cache.Close)
+		g, err := New(Config{
+			Origins: testOrigins(t, "http://127.0.0.1:1"),
+			Keys: fixedKeys{hash: apikey.Hash(key), info: keycache.Info{Active: true, KeyID: "k1", SiteID: testSite,
+				Scopes: apikey.ReadOnly, Limit: limit, CORS: []string{allowedOrigin}}},
+			Limiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}),
+			Cache: cache, Log: slog.New(slog.DiscardHandler), OriginTimeout: 200 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := "/v1/sites/" + testSite
+		now := time.Now()
+		for _, p := range []struct {
+			path, query string
+			body        []byte
+			stored      time.Time
+		}{
+			{base + "/listings", "page=2", big, now},
+			{base + "/agents", "", small, now},
+			// Stale: served while a refresh (which fails here) runs.
+			{base + "/fields", "", big, now.Add(-2 * time.Minute)},
+		} {
+			k := mustAppendKey(t, cache, []byte(testSite), []byte(p.path), []byte(p.query))
+			if cache.Put(k, 200, []byte("application/json"), []byte("max-age=60, stale-while-revalidate=600"), []byte(`"e1"`), p.body, p.stored) == nil {
+				t.Fatal("not stored")
+			}
+		}
+		srv := &fasthttp.Server{Handler: g.Handler, ErrorHandler: g.ServerError, Name: "listgate-edge",
+			ReadBufferSize: 16 << 10, WriteBufferSize: 32 << 10, StreamRequestBody: true,
+			HeaderReceived: g.HeaderReceived, NoDefaultServerHeader: true, NoDefaultContentType: true}
+		req := func(method, uri, more string) string {
+			return method + " " + uri + " HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer " + key + "\r\nX-Request-Id: req-1\r\n" + more + "\r\n"
+		}
+		for _, c := range []struct {
+			name, raw string
+			heads     []bool // per request: a HEAD
+			spliced   bool
+		}{
+			{"plain", req("GET", base+"/listings?page=2", ""), []bool{false}, true},
+			{"gzip", req("GET", base+"/listings?page=2", "Accept-Encoding: gzip\r\n"), []bool{false}, false},
+			{"allowed origin", req("GET", base+"/listings?page=2", "Origin: "+allowedOrigin+"\r\n"), []bool{false}, true},
+			{"other origin", req("GET", base+"/listings?page=2", "Origin: "+otherOrigin+"\r\n"), []bool{false}, true},
+			{"stale", req("GET", base+"/fields", "Origin: "+allowedOrigin+"\r\n"), []bool{false}, true},
+			{"small", req("GET", base+"/agents", "Origin: "+allowedOrigin+"\r\n"), []bool{false}, false},
+			{"head", req("HEAD", base+"/listings?page=2", ""), []bool{true}, false},
+			{"not modified", req("GET", base+"/listings?page=2", "If-None-Match: \"e1\"\r\n"), []bool{false}, false},
+			{"pipelined", req("GET", base+"/listings?page=2", "") + req("GET", base+"/listings?page=2", "Origin: "+allowedOrigin+"\r\n"),
+				[]bool{false, false}, true},
+		} {
+			var gathered, plain bytes.Buffer
+			gc := &memConn{req: []byte(c.raw), left: 1, out: &gathered}
+			if err := srv.ServeConn(gc); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if spliced := len(gc.raw) > 0; spliced != c.spliced {
+				t.Errorf("limit %d, %s: spliced %v, want %v", limit, c.name, spliced, c.spliced)
+			}
+			if err := srv.ServeConn(plainConn{&memConn{req: []byte(c.raw), left: 1, out: &plain}}); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			a, b := readResponses(t, gathered.Bytes(), c.heads), readResponses(t, plain.Bytes(), c.heads)
+			for i := range c.heads {
+				if a[i].status != b[i].status || !bytes.Equal(a[i].body, b[i].body) || !slices.Equal(a[i].headers, b[i].headers) {
+					t.Errorf("limit %d, %s, answer %d:\nspliced %d %q\n  plain %d %q", limit, c.name, i, a[i].status, a[i].headers, b[i].status, b[i].headers)
+				}
+				if a[i].status == 200 && !c.heads[i] && len(a[i].body) == 0 {
+					t.Errorf("limit %d, %s: no body", limit, c.name)
+				}
+			}
+		}
+	}
+}
+
+var remaining = regexp.MustCompile(`(^|r=)[0-9]+`)
+
+type answer struct {
+	status  int
+	headers []string // "Name: value", sorted, without Date
+	body    []byte
+}
+
+// readResponses parses the answers to the requests (heads: which were HEADs).
+func readResponses(t *testing.T, wire []byte, heads []bool) []answer {
+	t.Helper()
+	br := bufio.NewReader(bytes.NewReader(wire))
+	var out []answer
+	for _, head := range heads {
+		var r fasthttp.Response
+		r.SkipBody = head
+		if err := r.Read(br); err != nil {
+			t.Fatalf("reading %q: %v", wire, err)
+		}
+		a := answer{status: r.StatusCode(), body: bytes.Clone(r.Body())}
+		for k, v := range r.Header.All() {
+			switch string(k) {
+			case "Date":
+				continue
+			case "X-Ratelimit-Remaining", "Ratelimit":
+				// One request less is left for each answer.
+				v = remaining.ReplaceAll(v, []byte("${1}N"))
+			}
+			a.headers = append(a.headers, string(k)+": "+string(v))
+		}
+		slices.Sort(a.headers)
+		out = append(out, a)
+	}
+	if rest, _ := io.ReadAll(br); len(rest) > 0 {
+		t.Fatalf("%d bytes after the answers: %q", len(rest), rest)
+	}
+	return out
+}
+
+// A line's CR and LF are written as spaces, as fasthttp writes the values
+// it is given; SpliceHeaders puts the lines before the headers' end and
+// refuses headers without one.
+func TestSpliceHeaders(t *testing.T) {
+	line := appendHeaderLine(nil, []byte("Etag"), []byte("\"a\r\nX-Evil: 1\""))
+	if string(line) != "Etag: \"a  X-Evil: 1\"\r\n" {
+		t.Errorf("line %q", line)
+	}
+	head := []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n")
+	got, ok := SpliceHeaders(head, line)
+	if !ok || !strings.HasSuffix(string(got), "Content-Length: 2\r\n"+string(line)+"\r\n") {
+		t.Errorf("spliced %q %v", got, ok)
+	}
+	if _, ok := SpliceHeaders([]byte("HTTP/1.1 200 OK\r\nContent-Le"), line); ok {
+		t.Error("headers without their end taken")
+	}
+}
