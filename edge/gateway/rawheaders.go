@@ -47,22 +47,17 @@ func (g *Gateway) rawHeaders(ctx *fasthttp.RequestCtx, n int) (*[]byte, gatherWr
 // appendHeaderLine appends "name: value\r\n", a CR or LF in value written
 // as a space (as fasthttp does with the values it is given).
 func appendHeaderLine(dst, name, value []byte) []byte {
-	dst = append(dst, name...)
-	dst = append(dst, ": "...)
-	start := len(dst)
-	dst = append(dst, value...)
-	for i := start; i < len(dst); i++ {
-		if dst[i] == '\r' || dst[i] == '\n' {
-			dst[i] = ' '
-		}
-	}
-	return append(dst, "\r\n"...)
+	return respcache.AppendHeaderLine(dst, b2s(name), value)
 }
 
-// appendEntryHeaders appends the lines setEntryHeaders sets.
+// appendEntryHeaders appends the lines setEntryHeaders sets: the entry's
+// own (ETag, Cache-Control) made when it was stored.
 func appendEntryHeaders(dst []byte, e *respcache.Entry, how, vary []byte) []byte {
 	dst = appendHeaderLine(dst, hdrXCache, how)
 	dst = appendHeaderLine(dst, hdrVary, vary)
+	if e.Lines != nil {
+		return append(dst, e.Lines...)
+	}
 	if len(e.ETag) > 0 {
 		dst = appendHeaderLine(dst, hdrETag, e.ETag)
 	}

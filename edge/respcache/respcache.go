@@ -34,7 +34,11 @@ type Entry struct {
 	// CacheControl is the origin's header, passed on to clients.
 	CacheControl []byte
 	ETag         []byte
-	Body         []byte
+	// Lines are ETag and Cache-Control as the response's header lines
+	// ("Etag: …\r\nCache-Control: …\r\n", the names as fasthttp writes
+	// them, a CR or LF in a value as a space), made once when stored.
+	Lines []byte
+	Body  []byte
 	// Message is a cached 404's error message (its body is rebuilt for
 	// each request, with that request's id).
 	Message  string
@@ -215,6 +219,10 @@ func (c *Cache) Put(key []byte, status int, contentType, cacheControl, etag, bod
 	e.ContentType = bytes.Clone(contentType)
 	e.CacheControl = bytes.Clone(cacheControl)
 	e.ETag = bytes.Clone(etag)
+	if len(etag) > 0 {
+		e.Lines = AppendHeaderLine(e.Lines, "Etag", etag)
+	}
+	e.Lines = AppendHeaderLine(e.Lines, "Cache-Control", cacheControl)
 	e.Body = bytes.Clone(body)
 	e.compress = len(body) >= c.minGzip
 	// The cost counts the compressed copies before they exist, at half the
@@ -275,3 +283,20 @@ func (c *Cache) Stats() (hits, misses, stale uint64) {
 func (c *Cache) CountStale() { c.stale.Add(1) }
 
 func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// AppendHeaderLine appends "name: value\r\n", a CR or LF in value written
+// as a space (as fasthttp does with the header values it is given).
+func AppendHeaderLine(dst []byte, name string, value []byte) []byte {
+	dst = append(dst, name...)
+	dst = append(dst, ": "...)
+	start := len(dst)
+	dst = append(dst, value...)
+	if bytes.IndexByte(value, '\r') >= 0 || bytes.IndexByte(value, '\n') >= 0 {
+		for i := start; i < len(dst); i++ {
+			if dst[i] == '\r' || dst[i] == '\n' {
+				dst[i] = ' '
+			}
+		}
+	}
+	return append(dst, "\r\n"...)
+}
