@@ -22,26 +22,18 @@ import (
 // but the kernel. Instructions per op (valgrind --tool=cachegrind) of the
 // two sub-benchmarks give the edge's userland cost against the bare
 // server's independently of the machine's load.
+//
+// "edge" is a site with a plan limit, whose answers carry the rate-limit
+// headers; "edge-unlimited" a site without one (Enterprise), as the bench's
+// edge-hit serves.
 func BenchmarkServeConn(b *testing.B) {
 	key := mustKey(b)
-	g, cache := newTestGateway(b, key, 1<<30)
 	path := "/v1/sites/" + testSite + "/listings"
 	page := make([]byte, 16<<10)
 	for i := range page {
 		page[i] = 'a' + byte(i%26)
 	}
-	k := mustAppendKey(b, cache, []byte(testSite), []byte(path), []byte("page=2"))
-	if cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), page, time.Now()) == nil {
-		b.Fatal("not stored")
-	}
-	edge := &fasthttp.Server{
-		Handler: g.Handler, ErrorHandler: g.ServerError, Name: "listgate-edge",
-		ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
-		ReadBufferSize: 16 << 10, WriteBufferSize: 32 << 10, MaxRequestBodySize: 64 << 10,
-		StreamRequestBody: true, DisablePreParseMultipartForm: true,
-		HeaderReceived: g.HeaderReceived, ExpectHandler: g.ExpectContinue,
-		SecureErrorLogMessage: true, NoDefaultServerHeader: true, NoDefaultContentType: true,
-	}
+	edge, unlimited := serveConnServer(b, key, 1<<30, path, page), serveConnServer(b, key, 0, path, page)
 	bare := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
 		ctx.Response.Header.SetContentType("application/json")
 		ctx.Response.SetBodyRaw(page)
@@ -51,7 +43,7 @@ func BenchmarkServeConn(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		srv  *fasthttp.Server
-	}{{"edge", edge}, {"bare", bare}} {
+	}{{"edge", edge}, {"edge-unlimited", unlimited}, {"bare", bare}} {
 		b.Run(bc.name, func(b *testing.B) {
 			c := &memConn{req: req, left: b.N}
 			b.ReportAllocs()
@@ -64,6 +56,24 @@ func BenchmarkServeConn(b *testing.B) {
 				b.Fatalf("%d bytes written for %d requests", c.written, b.N)
 			}
 		})
+	}
+}
+
+// serveConnServer is a fasthttp server set up as the edge's (edge/main.go)
+// in front of a gateway whose key's site has limit, page cached at path.
+func serveConnServer(b *testing.B, key string, limit int, path string, page []byte) *fasthttp.Server {
+	g, cache := newTestGateway(b, key, limit)
+	k := mustAppendKey(b, cache, []byte(testSite), []byte(path), []byte("page=2"))
+	if cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), page, time.Now()) == nil {
+		b.Fatal("not stored")
+	}
+	return &fasthttp.Server{
+		Handler: g.Handler, ErrorHandler: g.ServerError, Name: "listgate-edge",
+		ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
+		ReadBufferSize: 16 << 10, WriteBufferSize: 32 << 10, MaxRequestBodySize: 64 << 10,
+		StreamRequestBody: true, DisablePreParseMultipartForm: true,
+		HeaderReceived: g.HeaderReceived, ExpectHandler: g.ExpectContinue,
+		SecureErrorLogMessage: true, NoDefaultServerHeader: true, NoDefaultContentType: true,
 	}
 }
 
