@@ -187,6 +187,9 @@ type limitedConn struct {
 	// of sending it; only the connection's own goroutine sets it.
 	hold bool
 	held []byte
+	// iov and bufs are WriteWithBuffered's write vector.
+	iov  [2][]byte
+	bufs net.Buffers
 	// state is the gateway's memory of the connection between requests.
 	state gateway.ConnState
 }
@@ -225,7 +228,8 @@ func (c *limitedConn) WriteWithBuffered(bw *bufio.Writer, extra, body []byte) (i
 	err := bw.Flush()
 	c.hold = false
 	head, ok := gateway.SpliceHeaders(c.held, extra)
-	c.held = c.held[:0]
+	// The grown buffer is kept for the next answer, unless it is large.
+	c.held = head[:0]
 	if cap(c.held) > 4<<10 {
 		c.held = nil
 	}
@@ -235,8 +239,12 @@ func (c *limitedConn) WriteWithBuffered(bw *bufio.Writer, extra, body []byte) (i
 	if !ok {
 		return 0, errHeadersFlushed
 	}
-	bufs := net.Buffers{head, body}
-	n, err := bufs.WriteTo(c.Conn)
+	// The vector lives in the connection: a local one would be allocated
+	// for every answer (WriteTo takes its address).
+	c.iov[0], c.iov[1] = head, body
+	c.bufs = c.iov[:]
+	n, err := c.bufs.WriteTo(c.Conn)
+	c.iov = [2][]byte{}
 	return int(max(0, n-int64(len(head)))), err
 }
 

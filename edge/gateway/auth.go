@@ -46,8 +46,9 @@ func (g *Gateway) authenticateKey(ctx *fasthttp.RequestCtx, key []byte, ip netip
 		g.metrics.offlineRejects.Inc()
 		return keycache.Info{}, errInvalidKey
 	}
-	hash := keyHash(ctx, key)
-	info, ok := g.cfg.Keys.Cached(hash)
+	hp := keyHash(ctx, key)
+	hash := *hp
+	info, ok := g.cfg.Keys.Cached(hp)
 	if !ok {
 		if !apikey.ValidBytes(key) {
 			g.metrics.offlineRejects.Inc()
@@ -113,17 +114,20 @@ type ConnState struct {
 type connStater interface{ GatewayState() *ConnState }
 
 // keyHash is the SHA-256 of key, a key of apikey.Len bytes, from the
-// connection's last one when it is the same key.
-func keyHash(ctx *fasthttp.RequestCtx, key []byte) [32]byte {
+// connection's last one when it is the same key. The hash is the
+// connection's (on the heap already: the key cache's look-up takes its
+// address).
+func keyHash(ctx *fasthttp.RequestCtx, key []byte) *[32]byte {
 	c, ok := ctx.Conn().(connStater)
 	if !ok {
-		return apikey.HashBytes(key)
+		h := apikey.HashBytes(key)
+		return &h
 	}
 	s := c.GatewayState()
 	if s.set && string(s.key[:]) == string(key) {
-		return s.hash
+		return &s.hash
 	}
 	s.hash, s.set = apikey.HashBytes(key), true
 	copy(s.key[:], key)
-	return s.hash
+	return &s.hash
 }

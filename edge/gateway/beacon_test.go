@@ -49,8 +49,8 @@ func (v *viewLog) take() []countedView {
 // multiKeys holds several keys.
 type multiKeys map[[32]byte]keycache.Info
 
-func (k multiKeys) Known(h [32]byte) bool                   { _, ok := k[h]; return ok }
-func (k multiKeys) Cached(h [32]byte) (keycache.Info, bool) { i, ok := k[h]; return i, ok }
+func (k multiKeys) Known(h [32]byte) bool                    { _, ok := k[h]; return ok }
+func (k multiKeys) Cached(h *[32]byte) (keycache.Info, bool) { i, ok := k[*h]; return i, ok }
 func (k multiKeys) Lookup(_ context.Context, h [32]byte) (keycache.Info, error) {
 	return k[h], nil
 }

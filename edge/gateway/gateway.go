@@ -46,7 +46,7 @@ type UsageCounter interface {
 // from what is cached only; Lookup asks the origin on a miss; Known says
 // whether the key was active lately.
 type Keys interface {
-	Cached(hash [32]byte) (keycache.Info, bool)
+	Cached(hash *[32]byte) (keycache.Info, bool)
 	Known(hash [32]byte) bool
 	Lookup(ctx context.Context, hash [32]byte) (keycache.Info, error)
 }

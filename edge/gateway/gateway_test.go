@@ -29,7 +29,7 @@ type fixedKeys struct {
 func (k fixedKeys) Known(h [32]byte) bool { return h == k.hash }
 
 // Cached holds the one key; every other key is a miss, for Lookup.
-func (k fixedKeys) Cached(h [32]byte) (keycache.Info, bool) { return k.info, h == k.hash }
+func (k fixedKeys) Cached(h *[32]byte) (keycache.Info, bool) { return k.info, *h == k.hash }
 
 func (k fixedKeys) Lookup(_ context.Context, h [32]byte) (keycache.Info, error) {
 	if h == k.hash {
@@ -73,6 +73,25 @@ func request(method, uri string, hdr map[string]string) *fasthttp.RequestCtx {
 	return ctx
 }
 
+// requestOnConn is request on a connection that keeps the gateway's state
+// between requests, as the edge's listeners' connections do, and does not
+// gather: the answer's headers are set on fasthttp's response.
+func requestOnConn(method, uri string, hdr map[string]string) *fasthttp.RequestCtx {
+	var req fasthttp.Request
+	request(method, uri, hdr).Request.CopyTo(&req)
+	ctx := &fasthttp.RequestCtx{}
+	ctx.Init2(&stateConn{plainConn: plainConn{&memConn{}}}, nil, false)
+	req.CopyTo(&ctx.Request)
+	return ctx
+}
+
+type stateConn struct {
+	plainConn
+	st ConnState
+}
+
+func (c *stateConn) GatewayState() *ConnState { return &c.st }
+
 func mustKey(tb testing.TB) string {
 	tb.Helper()
 	k, err := apikey.Generate()
@@ -99,7 +118,7 @@ func TestHitPathAllocations(t *testing.T) {
 	if cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), body, time.Now()) == nil {
 		t.Fatal("not stored")
 	}
-	ctx := request("GET", path+"?page=2", map[string]string{"Authorization": "Bearer " + key, "Accept-Encoding": "gzip"})
+	ctx := requestOnConn("GET", path+"?page=2", map[string]string{"Authorization": "Bearer " + key, "Accept-Encoding": "gzip"})
 	run := func() {
 		ctx.Response.Reset()
 		g.Handler(ctx)
@@ -133,7 +152,7 @@ func TestHitPathAllocations(t *testing.T) {
 		t.Errorf("hit path with a rate limit: %v allocations per request", n)
 	}
 	// The rejections are cheap too.
-	bad := request("GET", path, map[string]string{"Authorization": "Bearer lgk_nope"})
+	bad := requestOnConn("GET", path, map[string]string{"Authorization": "Bearer lgk_nope"})
 	if n := testing.AllocsPerRun(200, func() { bad.Response.Reset(); g.Handler(bad) }); n != 0 {
 		t.Errorf("offline rejection: %v allocations", n)
 	}

@@ -151,7 +151,7 @@ func TestKeyHashPerConnection(t *testing.T) {
 	var ctx fasthttp.RequestCtx
 	ctx.Init2(c, nil, false)
 	for i, k := range []string{a, a, b, a, b, b} {
-		if got := keyHash(&ctx, []byte(k)); got != apikey.Hash(k) {
+		if got := keyHash(&ctx, []byte(k)); *got != apikey.Hash(k) {
 			t.Fatalf("request %d: hash of another key", i)
 		}
 	}
@@ -160,7 +160,7 @@ func TestKeyHashPerConnection(t *testing.T) {
 	}
 	// Without a connection state (a plain net.Conn), every key is hashed.
 	ctx.Init2(plainConn{c}, nil, false)
-	if keyHash(&ctx, []byte(a)) != apikey.Hash(a) {
+	if *keyHash(&ctx, []byte(a)) != apikey.Hash(a) {
 		t.Error("plain connection: wrong hash")
 	}
 }

@@ -31,7 +31,7 @@ func TestHitPathAllocationsWithTraceparent(t *testing.T) {
 	if cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), make([]byte, 10<<10), time.Now()) == nil {
 		t.Fatal("not stored")
 	}
-	ctx := request("GET", path+"?page=2", map[string]string{"Authorization": "Bearer " + key,
+	ctx := requestOnConn("GET", path+"?page=2", map[string]string{"Authorization": "Bearer " + key,
 		"traceparent": clientTraceParent, "tracestate": "rojo=00f067aa0ba902b7"})
 	run := func() {
 		ctx.Response.Reset()

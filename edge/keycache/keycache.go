@@ -195,8 +195,11 @@ func (c *Cache) Lookup(ctx context.Context, hash [32]byte) (Info, error) {
 // Cached returns what the cache holds of the key with this hash, an unknown
 // key's negative answer included, without asking the origin: ok is false
 // when Lookup would have to ask.
-func (c *Cache) Cached(hash [32]byte) (info Info, ok bool) {
-	p, ok := c.c.Get(keyOf(&hash))
+//
+// hash is a pointer: ristretto's hashing is called through a function
+// value, so a key on the caller's stack would be moved to the heap.
+func (c *Cache) Cached(hash *[32]byte) (info Info, ok bool) {
+	p, ok := c.c.Get(keyOf(hash))
 	if !ok {
 		return Info{}, false
 	}

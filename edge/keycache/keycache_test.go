@@ -209,24 +209,47 @@ func TestOriginTTL(t *testing.T) {
 		}
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, ok := c.Cached(short); !ok {
+		if _, ok := c.Cached(&short); !ok {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("an answer the origin let the edge keep 50 ms is still cached after 5 s")
 		}
 	}
-	if _, ok := c.Cached(long); !ok {
+	if _, ok := c.Cached(&long); !ok {
 		t.Error("the other key expired too")
 	}
 	capped := mustCache(t, o, Options{TTL: 50 * time.Millisecond})
 	capped.Lookup(context.Background(), long)
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, ok := capped.Cached(long); !ok {
+		if _, ok := capped.Cached(&long); !ok {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the edge's TTL does not cap the origin's")
 		}
+	}
+}
+
+// A cached key costs no allocation (the hash is passed by address: a key
+// on the caller's stack would be moved to the heap, since ristretto hashes
+// through a function value).
+func TestCachedAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	o := &origin{keys: map[[32]byte]Info{hashOf("a"): {Active: true, KeyID: "k", SiteID: "s", Scopes: apikey.ReadOnly, Limit: 60,
+		CORS: []string{"https://a.example"}}}}
+	c := mustCache(t, o, Options{})
+	if _, err := c.Lookup(context.Background(), hashOf("a")); err != nil {
+		t.Fatal(err)
+	}
+	h := hashOf("a")
+	if n := testing.AllocsPerRun(100, func() {
+		if info, ok := c.Cached(&h); !ok || info.Limit != 60 || len(info.CORS) != 1 {
+			t.Fatalf("cached %+v %v", info, ok)
+		}
+	}); n != 0 {
+		t.Errorf("Cached: %v allocations", n)
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package keycache
+
+const raceEnabled = false
