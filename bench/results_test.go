@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -109,6 +110,17 @@ func TestSplitArgs(t *testing.T) {
 	for _, bad := range [][]string{{"c"}, {"-x", "a"}, {"a", "a"}} {
 		if _, err := splitArgs(bad); err == nil {
 			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{0.9}, 0.9}, {[]float64{1, 0.8, 0.9}, 0.9}, {[]float64{1, 0.8, 0.9, 0.7}, 0.85}} {
+		if got := median(c.in); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
 		}
 	}
 }
