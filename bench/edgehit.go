@@ -293,6 +293,8 @@ http {
     sendfile on;
     tcp_nopush on;
     tcp_nodelay on;
+    open_file_cache max=1000 inactive=60s;
+    open_file_cache_valid 60s;
     keepalive_requests 1000000;
     keepalive_timeout %[4]ds;
     default_type application/json;
