@@ -56,11 +56,11 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, ip netip.A
 	if e, ok := g.cache.Get(key); ok {
 		switch e.State(now) {
 		case respcache.Fresh:
-			g.writeEntry(ctx, e, cacheHit, rt, st)
+			g.writeEntry(ctx, e, cacheHit, rt, st, true)
 			return nil
 		case respcache.Stale:
 			g.cache.CountStale()
-			g.writeEntry(ctx, e, cacheStale, rt, st)
+			g.writeEntry(ctx, e, cacheStale, rt, st, true)
 			if e.StartRefresh() {
 				g.refresh(ctx, rt, info, ip, key)
 			}
@@ -77,7 +77,7 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, ip netip.A
 		case <-time.After(g.cfg.OriginTimeout):
 		}
 		if f.Entry != nil {
-			g.writeEntry(ctx, f.Entry, cacheHit, rt, st)
+			g.writeEntry(ctx, f.Entry, cacheHit, rt, st, true)
 			return nil
 		}
 	}
@@ -89,10 +89,10 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, ip netip.A
 	case fail != nil && stale != nil:
 		g.cache.CountStale()
 		ctx.Response.ResetBody()
-		g.writeEntry(ctx, stale, cacheStale, rt, st)
+		g.writeEntry(ctx, stale, cacheStale, rt, st, false)
 		return nil
 	case e != nil:
-		g.writeEntry(ctx, e, cacheMiss, rt, st)
+		g.writeEntry(ctx, e, cacheMiss, rt, st, false)
 	default:
 		ctx.Response.Header.SetCanonical(hdrXCache, cacheMiss)
 	}
@@ -169,8 +169,10 @@ func (g *Gateway) refresh(ctx *fasthttp.RequestCtx, rt *route, info *keycache.In
 // ETag, else its body, compressed when the client accepts that. The
 // entry's bytes are not copied: entries are immutable (setEntryBody). A
 // large body on the edge's connections goes with its headers as lines
-// (rawHeaders), and st.raw takes the answer's further headers.
-func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how []byte, rt *route, st *passState) {
+// (rawHeaders), and st.raw takes the answer's further headers — unless
+// the response already holds headers (an origin's answer, after a fetch),
+// which the lines would repeat: clean is set when it holds none yet.
+func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how []byte, rt *route, st *passState, clean bool) {
 	h := &ctx.Response.Header
 	if e.Status == fasthttp.StatusNotFound {
 		h.SetCanonical(hdrXCache, how)
@@ -205,11 +207,13 @@ func (g *Gateway) writeEntry(ctx *fasthttp.RequestCtx, e *respcache.Entry, how [
 		}
 	}
 	h.SetContentEncodingBytes(encoding)
-	if raw, gw := g.rawHeaders(ctx, len(body)); raw != nil {
-		*raw = appendEntryHeaders(*raw, e, how, vary)
-		st.raw = raw
-		setGatheredBody(ctx, gw, body, raw)
-		return
+	if clean {
+		if raw, gw := g.rawHeaders(ctx, len(body)); raw != nil {
+			*raw = appendEntryHeaders(*raw, e, how, vary)
+			st.raw = raw
+			setGatheredBody(ctx, gw, body, raw)
+			return
+		}
 	}
 	setEntryHeaders(h, e, how, vary)
 	setEntryBody(ctx, body)

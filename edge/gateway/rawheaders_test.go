@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -162,5 +165,58 @@ func TestSpliceHeaders(t *testing.T) {
 	}
 	if _, ok := SpliceHeaders([]byte("HTTP/1.1 200 OK\r\nContent-Le"), line); ok {
 		t.Error("headers without their end taken")
+	}
+}
+
+// A miss answers with the origin's response in hand: its headers are set
+// on fasthttp's response, and the gathered answer is the plain one, with
+// each header once.
+func TestRawHeadersOnAMiss(t *testing.T) {
+	big := strings.Repeat(`{"listing":"a fine house by the sea"},`, 500)
+	// The origin's answer carries the headers the lines would carry too.
+	o := &fakeOrigin{srv: httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Cache-Control", "max-age=60")
+		w.Header().Set("ETag", `"v1"`)
+		w.Header().Set("Vary", "Accept-Encoding")
+		io.WriteString(w, big)
+	}))}
+	t.Cleanup(o.srv.Close)
+	key := mustKey(t)
+	g := gatewayTo(t, o, key, Config{})
+	srv := &fasthttp.Server{Handler: g.Handler, ErrorHandler: g.ServerError, Name: "listgate-edge",
+		ReadBufferSize: 16 << 10, WriteBufferSize: 32 << 10, StreamRequestBody: true,
+		HeaderReceived: g.HeaderReceived, NoDefaultServerHeader: true, NoDefaultContentType: true}
+	serve := func(c net.Conn, page string) answer {
+		var out bytes.Buffer
+		raw := "GET /v1/sites/" + testSite + "/listings?page=" + page + " HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer " + key +
+			"\r\nX-Request-Id: req-1\r\n\r\n"
+		switch c := c.(type) {
+		case *memConn:
+			c.req, c.left, c.out = []byte(raw), 1, &out
+		case plainConn:
+			m := c.Conn.(*memConn)
+			m.req, m.left, m.out = []byte(raw), 1, &out
+		}
+		if err := srv.ServeConn(c); err != nil {
+			t.Fatal(err)
+		}
+		return readResponses(t, out.Bytes(), []bool{false})[0]
+	}
+	// Different pages, so both are misses.
+	gathered, plain := serve(&memConn{}, "2"), serve(plainConn{&memConn{}}, "3")
+	if gathered.status != 200 || !slices.Equal(gathered.headers, plain.headers) || !bytes.Equal(gathered.body, plain.body) {
+		t.Fatalf("miss:\ngathered %d %q %s\n   plain %d %q", gathered.status, gathered.headers, gathered.body, plain.status, plain.headers)
+	}
+	seen := map[string]bool{}
+	for _, h := range gathered.headers {
+		name, _, _ := strings.Cut(h, ":")
+		if seen[name] {
+			t.Errorf("%s twice: %q", name, gathered.headers)
+		}
+		seen[name] = true
+	}
+	if !seen["X-Cache"] || !seen["Etag"] {
+		t.Errorf("miss answer lacks X-Cache or Etag: %q", gathered.headers)
 	}
 }
