@@ -224,9 +224,16 @@ func (c *limitedConn) WriteWithBuffered(bw *bufio.Writer, extra, body []byte) (i
 	if bw.Buffered() == 0 && len(extra) == 0 {
 		return c.Conn.Write(body)
 	}
+	buffered := bw.Buffered()
 	c.hold = true
 	err := bw.Flush()
 	c.hold = false
+	if err == nil && len(c.held) != buffered {
+		// bw writes elsewhere than to this connection: its bytes are not
+		// the headers to send before the body.
+		c.held = c.held[:0]
+		return 0, errNotConnWriter
+	}
 	head, ok := gateway.SpliceHeaders(c.held, extra)
 	// The grown buffer is kept for the next answer, unless it is large.
 	c.held = head[:0]
@@ -247,6 +254,10 @@ func (c *limitedConn) WriteWithBuffered(bw *bufio.Writer, extra, body []byte) (i
 	c.iov = [2][]byte{}
 	return int(max(0, n-int64(len(head)))), err
 }
+
+// errNotConnWriter refuses a gathered write through a buffered writer
+// that is not the connection's own.
+var errNotConnWriter = errors.New("edge: gathered write through another writer than the connection's")
 
 // errHeadersFlushed ends a connection whose response headers left before
 // the lines to splice into them could be: never expected (the headers are

@@ -216,3 +216,24 @@ func TestWriteWithBuffered(t *testing.T) {
 	c.Close()
 	<-done
 }
+
+// A gathered write through a buffered writer that does not write to the
+// connection is refused: its bytes are not this answer's headers.
+func TestWriteWithBufferedOtherWriter(t *testing.T) {
+	var elsewhere bytes.Buffer
+	conn := &recordConn{}
+	c := &limitedConn{Conn: conn, l: &connLimit{}}
+	bw := bufio.NewWriter(&elsewhere)
+	bw.WriteString("HTTP/1.1 200 OK\r\n\r\n")
+	if _, err := c.WriteWithBuffered(bw, nil, []byte("body")); err == nil || conn.sent.Len() > 0 {
+		t.Fatalf("a write through another writer was taken: %v, the connection got %q", err, conn.sent.Bytes())
+	}
+}
+
+// recordConn keeps what is written to it.
+type recordConn struct {
+	net.Conn
+	sent bytes.Buffer
+}
+
+func (c *recordConn) Write(p []byte) (int, error) { return c.sent.Write(p) }

@@ -44,6 +44,9 @@ func writeError(ctx *fasthttp.RequestCtx, e *apierror.Error) {
 	ctx.SetStatusCode(e.Code.Status())
 	h := &ctx.Response.Header
 	h.SetContentType(apierror.ContentType)
+	// The envelope is never encoded, whatever an answer begun before the
+	// error (a compressed cached body, then a panic) had set.
+	h.SetContentEncodingBytes(nil)
 	h.Set("Cache-Control", "no-store")
 	if s := e.RetryAfterSeconds(); s > 0 {
 		var buf [20]byte
