@@ -118,16 +118,28 @@ func TestBrowserUsageAndAgents(t *testing.T) {
 			agentID(t, f.db, f.siteA.ID, name))
 	}
 	// Thirty days of traffic: busier on weekdays, a spike five days ago.
+	// Each day's requests fall in the first minutes of that date in the
+	// site's time zone, whatever the time of day the test runs at (a day's
+	// counts spread over the 24 hours before now straddled two of the
+	// site's dates, and the spike's day then held under half of it).
 	now := time.Now().UTC().Truncate(time.Minute)
+	loc, err := time.LoadLocation(f.siteA.Timezone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	today := now.In(loc)
 	var counts []store.UsageCount
 	for d := range 30 {
-		day := now.AddDate(0, 0, -d)
+		y, m, dd := today.AddDate(0, 0, -d).Date()
+		start := time.Date(y, m, dd, 0, 0, 0, 0, loc)
 		n := int64(20000 + 1500*(d%7))
 		if d == 5 {
 			n = 70000
 		}
-		for h := 0; h < 24; h += 3 {
-			counts = append(counts, store.UsageCount{SiteID: f.siteA.ID, Minute: day.Add(-time.Duration(h) * time.Hour), Requests: n / 8})
+		for k := range 8 {
+			if minute := start.Add(time.Duration(k) * time.Minute); !minute.After(now) {
+				counts = append(counts, store.UsageCount{SiteID: f.siteA.ID, Minute: minute.UTC(), Requests: n / 8})
+			}
 		}
 	}
 	if err := f.db.AddUsage(ctx, counts); err != nil {
