@@ -26,8 +26,9 @@ const (
 )
 
 // add inserts h unless present; total counts the hashes of every set,
-// which may not pass max.
-func (s *set64) add(h uint64, total *atomic.Int64, max int64) addResult {
+// which may not pass max, and site those of the visitor's site and day,
+// which may not pass siteMax.
+func (s *set64) add(h uint64, total *atomic.Int64, max int64, site *atomic.Int32, siteMax int32) addResult {
 	if h == 0 {
 		h = 1
 	}
@@ -41,6 +42,11 @@ func (s *set64) add(h uint64, total *atomic.Int64, max int64) addResult {
 			return seen
 		case 0:
 			if total.Add(1) > max {
+				total.Add(-1)
+				return full
+			}
+			if site.Add(1) > siteMax {
+				site.Add(-1)
 				total.Add(-1)
 				return full
 			}

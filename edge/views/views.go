@@ -14,8 +14,9 @@
 // to nothing. No cookies, nothing personal leaves the process.
 //
 // Memory is bounded whatever clients send: the visitor hashes of all live
-// days together (Options.MaxVisitors; past it views still count, unique
-// visitors no longer do), the counted (site, listing, day) entries waiting
+// days together (Options.MaxVisitors, and Options.MaxVisitorsPerSite a site
+// and day; past them views still count, unique visitors no longer do), the
+// counted (site, listing, day) entries waiting
 // for a report (Options.MaxEntries, and Options.MaxListingsPerSite a site
 // and interval; past them a beacon is not counted), the reports waiting for
 // the origin (Options.MaxPending), and the per-client table (a fixed
@@ -32,6 +33,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"math"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -55,6 +57,12 @@ type Options struct {
 	// MaxVisitors bounds the visitor hashes held for all live days
 	// together, 8 bytes each (at 3/4 load). Default 1,000,000.
 	MaxVisitors int
+	// MaxVisitorsPerSite bounds the visitor hashes of one site and day, so
+	// that beacons flooding one site with made-up visitors cannot use up
+	// MaxVisitors for the others. Sites are told apart by a slot of a
+	// fixed table per day (siteSlots): sites sharing a slot share the
+	// bound. Default a quarter of MaxVisitors.
+	MaxVisitorsPerSite int
 	// MaxEntries bounds the (site, listing, day) entries counted in one
 	// interval. Default 200,000.
 	MaxEntries int
@@ -83,6 +91,7 @@ func (o *Options) defaults() {
 	}
 	def(&o.ClientLimit, 60)
 	def(&o.MaxVisitors, 1_000_000)
+	def(&o.MaxVisitorsPerSite, max(o.MaxVisitors/4, 1))
 	def(&o.MaxEntries, 200_000)
 	def(&o.MaxListingsPerSite, 20_000)
 	def(&o.MaxPending, 400_000)
@@ -126,7 +135,13 @@ type Counter struct {
 type daySeed struct {
 	day  int32 // days since 1970-01-01 of the local date
 	seed maphash.Seed
+	// sites counts the visitor hashes held for the day, per slot of a site
+	// (MaxVisitorsPerSite).
+	sites *[siteSlots]atomic.Int32
 }
+
+// siteSlots is the size of a day's table of visitor counts per site.
+const siteSlots = 4096
 
 type key struct {
 	site string
@@ -154,7 +169,7 @@ func init() {
 	promtext.Describe("listgate_edge_view_beacons_total",
 		"Listing view beacons received, by outcome: counted, bot (a known bot or a prefetch), client_limit (the address's minute limit), entry_limit (past the bounds of an interval).")
 	promtext.Describe("listgate_edge_view_visitors_unsaved_total",
-		"Views counted without telling unique visitors apart: the visitor hashes held reached views_max_visitors.")
+		"Views counted without telling unique visitors apart: the visitor hashes held reached views_max_visitors, or the site's quarter of it for the day.")
 	promtext.Describe("listgate_edge_view_counts_dropped_total",
 		"View counts dropped: refused by the origin, or the oldest of too many reports waiting for it.")
 }
@@ -206,10 +221,11 @@ func (c *Counter) CountView(site string, zone *time.Location, ref int64, client 
 		zone = time.UTC
 	}
 	day := localDay(now, zone)
-	seed := c.seed(day, now)
+	ds := c.seed(day, now)
 	var h maphash.Hash
-	h.SetSeed(seed)
+	h.SetSeed(ds.seed)
 	h.WriteString(site)
+	siteCount := &ds.sites[h.Sum64()%siteSlots]
 	var buf [8]byte
 	for i := range buf {
 		buf[i] = byte(ref >> (8 * i))
@@ -240,7 +256,7 @@ func (c *Counter) CountView(site string, zone *time.Location, ref int64, client 
 		set = &set64{}
 		s.sets[day] = set
 	}
-	switch set.add(visitor, &c.visitors, int64(c.opts.MaxVisitors)) {
+	switch set.add(visitor, &c.visitors, int64(c.opts.MaxVisitors), siteCount, int32(min(c.opts.MaxVisitorsPerSite, math.MaxInt32))) {
 	case added:
 		f.visitors++
 	case full:
@@ -276,10 +292,10 @@ func localDay(now time.Time, zone *time.Location) int32 {
 }
 
 // seed returns the date's seed, made on first use.
-func (c *Counter) seed(day int32, now time.Time) maphash.Seed {
+func (c *Counter) seed(day int32, now time.Time) daySeed {
 	for _, d := range *c.days.Load() {
 		if d.day == day {
-			return d.seed
+			return d
 		}
 	}
 	c.daysMu.Lock()
@@ -287,13 +303,13 @@ func (c *Counter) seed(day int32, now time.Time) maphash.Seed {
 	old := *c.days.Load()
 	for _, d := range old {
 		if d.day == day {
-			return d.seed
+			return d
 		}
 	}
 	next := append(make([]daySeed, 0, len(old)+1), old...)
-	next = append(next, daySeed{day: day, seed: maphash.MakeSeed()})
+	next = append(next, daySeed{day: day, seed: maphash.MakeSeed(), sites: new([siteSlots]atomic.Int32)})
 	c.days.Store(&next)
-	return next[len(next)-1].seed
+	return next[len(next)-1]
 }
 
 // expire drops the seeds and visitor hashes of dates over in every time

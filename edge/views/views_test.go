@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"net/netip"
 	"sort"
@@ -135,7 +136,7 @@ func TestClientLimit(t *testing.T) {
 
 func TestBounds(t *testing.T) {
 	o := &origin{status: 204}
-	c := newCounter(t, o, Options{MaxVisitors: 100, MaxListingsPerSite: 5, MaxEntries: 8, ClientLimit: 1 << 20})
+	c := newCounter(t, o, Options{MaxVisitors: 100, MaxVisitorsPerSite: 100, MaxListingsPerSite: 5, MaxEntries: 8, ClientLimit: 1 << 20})
 	now := time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)
 	// A flood of made-up visitors: views count, visitors stop at the bound.
 	for i := range 1000 {
@@ -174,6 +175,49 @@ func TestBounds(t *testing.T) {
 	c.Flush(context.Background())
 	if v := o.totals()["b/500/2026-11-26"]; v[0] != 1 {
 		t.Errorf("next interval: %v", v)
+	}
+}
+
+// A flood of made-up visitors for one site stops at that site's share of
+// the visitor hashes: another site's visitors are still told apart, and
+// the next day gives the flooded site its share again.
+func TestVisitorsPerSite(t *testing.T) {
+	o := &origin{status: 204}
+	c := newCounter(t, o, Options{MaxVisitors: 1000, MaxVisitorsPerSite: 50, ClientLimit: 1 << 20})
+	now := time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)
+	// Sites sharing a slot of the day's table share the bound: the other
+	// site is one whose slot differs from the flooded one's (the slots
+	// come from the day's random seed, as CountView takes them).
+	ds := c.seed(localDay(now, time.UTC), now)
+	slot := func(site string) uint64 {
+		var h maphash.Hash
+		h.SetSeed(ds.seed)
+		h.WriteString(site)
+		return h.Sum64() % siteSlots
+	}
+	other := siteB
+	for _, last := range "bcdef" {
+		if other = siteB[:len(siteB)-1] + string(last); slot(other) != slot(siteA) {
+			break
+		}
+	}
+	for i := range 2000 {
+		c.CountView(siteA, nil, 1, ip("203.0.113.9"), []byte(fmt.Sprint(ua, i)), false, now)
+	}
+	for i := range 20 {
+		c.CountView(other, nil, 1, ip("198.51.100.7"), []byte(fmt.Sprint(ua, i)), false, now)
+	}
+	c.CountView(siteA, nil, 1, ip("203.0.113.9"), []byte(ua+"x"), false, now.Add(24*time.Hour))
+	c.Flush(context.Background())
+	got := o.totals()
+	if v := got["a/1/2026-11-26"]; v != [2]int64{2000, 50} {
+		t.Errorf("flooded site %v, want 2000 views, 50 visitors (its share)", v)
+	}
+	if v := got[other[len(other)-1:]+"/1/2026-11-26"]; v != [2]int64{20, 20} {
+		t.Errorf("the other site %v, want 20 views, 20 visitors", v)
+	}
+	if v := got["a/1/2026-11-27"]; v != [2]int64{1, 1} {
+		t.Errorf("the flooded site the next day %v, want its visitor counted", v)
 	}
 }
 
