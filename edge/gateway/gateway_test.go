@@ -41,23 +41,48 @@ func (k fixedKeys) Lookup(_ context.Context, h [32]byte) (keycache.Info, error) 
 const testSite = "6f1c2a8e-0000-4000-8000-0000000000aa"
 
 func newTestGateway(tb testing.TB, key string, limit int) (*Gateway, *respcache.Cache) {
+	return gatewayFor(tb, key, keycache.Info{Limit: limit}, Config{})
+}
+
+// gatewayFor is a gateway with a response cache of its own, an unreachable
+// origin and one key: info, active, of key k1 on testSite with the
+// read-only scopes. cfg sets anything else (a tracer).
+func gatewayFor(tb testing.TB, key string, info keycache.Info, cfg Config) (*Gateway, *respcache.Cache) {
 	tb.Helper()
 	cache, err := respcache.New(respcache.Options{MaxBytes: 8 << 20})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(cache.Close)
-	g, err := New(Config{
-		Origins: testOrigins(tb, "http://127.0.0.1:1"),
-		Keys: fixedKeys{hash: apikey.Hash(key), info: keycache.Info{Active: true, KeyID: "k1", SiteID: testSite,
-			Scopes: apikey.ReadOnly, Limit: limit}},
-		Limiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}),
-		Cache: cache, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), OriginTimeout: 200 * time.Millisecond,
-	})
+	info.Active, info.KeyID, info.SiteID, info.Scopes = true, "k1", testSite, apikey.ReadOnly
+	cfg.Origins = testOrigins(tb, "http://127.0.0.1:1")
+	cfg.Keys = fixedKeys{hash: apikey.Hash(key), info: info}
+	cfg.Limiter, cfg.PublicLimiter = ratelimit.NewLocal(ratelimit.LocalOptions{}), ratelimit.NewLocal(ratelimit.LocalOptions{})
+	cfg.Cache, cfg.Log, cfg.OriginTimeout = cache, slog.New(slog.NewTextHandler(io.Discard, nil)), 200*time.Millisecond
+	g, err := New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return g, cache
+}
+
+// edgeServer is a fasthttp server in front of g set up as the edge's
+// (edge/main.go): streamed bodies, HeaderReceived, timeouts, its buffers.
+func edgeServer(g *Gateway) *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler: g.Handler, ErrorHandler: g.ServerError, Name: "listgate-edge",
+		ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
+		ReadBufferSize: 16 << 10, WriteBufferSize: 32 << 10, MaxRequestBodySize: 64 << 10,
+		StreamRequestBody: true, DisablePreParseMultipartForm: true,
+		HeaderReceived: g.HeaderReceived, ExpectHandler: g.ExpectContinue,
+		SecureErrorLogMessage: true, NoDefaultServerHeader: true, NoDefaultContentType: true,
+	}
+}
+
+// rawRequest is a request as a client sends it, with key and the
+// X-Request-Id req-1; more is further header lines.
+func rawRequest(method, uri, key, more string) string {
+	return method + " " + uri + " HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer " + key + "\r\nX-Request-Id: req-1\r\n" + more + "\r\n"
 }
 
 // request builds a reusable request context.

@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +11,6 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/listgate/listgate/edge/keycache"
-	"github.com/listgate/listgate/edge/respcache"
-	"github.com/listgate/listgate/pkg/apikey"
-	"github.com/listgate/listgate/pkg/ratelimit"
 )
 
 // panicTracer's spans panic when the request path names them after their
@@ -34,22 +30,7 @@ func (panicSpan) SetName(string) { panic("span name") }
 // Content-Encoding, which would make the envelope unreadable.
 func TestPanicAfterCompressedAnswer(t *testing.T) {
 	key := mustKey(t)
-	cache, err := respcache.New(respcache.Options{MaxBytes: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cache.Close)
-	g, err := New(Config{
-		Origins: testOrigins(t, "http://127.0.0.1:1"),
-		Keys: fixedKeys{hash: apikey.Hash(key), info: keycache.Info{Active: true, KeyID: "k1", SiteID: testSite,
-			Scopes: apikey.ReadOnly}},
-		Limiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}),
-		Cache: cache, Log: slog.New(slog.DiscardHandler), OriginTimeout: 200 * time.Millisecond,
-		Tracer: panicTracer{},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, cache := gatewayFor(t, key, keycache.Info{}, Config{Tracer: panicTracer{}})
 	path := "/v1/sites/" + testSite + "/listings"
 	big := bytes.Repeat([]byte(`{"listing":"a fine house by the sea"},`), 500)
 	k := mustAppendKey(t, cache, []byte(testSite), []byte(path), nil)

@@ -2,18 +2,12 @@ package gateway
 
 import (
 	"bytes"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/listgate/listgate/edge/keycache"
-	"github.com/listgate/listgate/edge/respcache"
-	"github.com/listgate/listgate/pkg/apikey"
-	"github.com/listgate/listgate/pkg/ratelimit"
 )
 
 // One keep-alive connection, its requests pipelined: a spliced answer with
@@ -25,21 +19,7 @@ import (
 func TestRawHeadersKeepAliveSequence(t *testing.T) {
 	key, stranger := mustKey(t), mustKey(t)
 	big := bytes.Repeat([]byte(`{"listing":"a fine house by the sea"},`), 500)
-	cache, err := respcache.New(respcache.Options{MaxBytes: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cache.Close)
-	g, err := New(Config{
-		Origins: testOrigins(t, "http://127.0.0.1:1"),
-		Keys: fixedKeys{hash: apikey.Hash(key), info: keycache.Info{Active: true, KeyID: "k1", SiteID: testSite,
-			Scopes: apikey.ReadOnly, Limit: 1 << 30, CORS: []string{allowedOrigin}}},
-		Limiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}),
-		Cache: cache, Log: slog.New(slog.DiscardHandler), OriginTimeout: 200 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, cache := gatewayFor(t, key, keycache.Info{Limit: 1 << 30, CORS: []string{allowedOrigin}}, Config{})
 	base := "/v1/sites/" + testSite
 	for _, p := range []struct {
 		path string
@@ -50,12 +30,8 @@ func TestRawHeadersKeepAliveSequence(t *testing.T) {
 			t.Fatal("not stored")
 		}
 	}
-	srv := &fasthttp.Server{Handler: g.Handler, ErrorHandler: g.ServerError, Name: "listgate-edge",
-		ReadBufferSize: 16 << 10, WriteBufferSize: 32 << 10, StreamRequestBody: true,
-		HeaderReceived: g.HeaderReceived, NoDefaultServerHeader: true, NoDefaultContentType: true}
-	req := func(method, uri, k, more string) string {
-		return method + " " + uri + " HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer " + k + "\r\nX-Request-Id: req-1\r\n" + more + "\r\n"
-	}
+	srv := edgeServer(g)
+	req := rawRequest
 	type step struct {
 		name, raw string
 		head      bool

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,9 +16,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/listgate/listgate/edge/keycache"
-	"github.com/listgate/listgate/edge/respcache"
-	"github.com/listgate/listgate/pkg/apikey"
-	"github.com/listgate/listgate/pkg/ratelimit"
 )
 
 // The answers a connection of the edge's listeners gets, whose large
@@ -33,21 +29,7 @@ func TestRawHeadersMatchSetHeaders(t *testing.T) {
 	big := bytes.Repeat([]byte(`{"listing":"a fine house by the sea"},`), 500)
 	small := []byte(`{"data":[]}`)
 	for _, limit := range []int{0, 1 << 30} {
-		cache, err := respcache.New(respcache.Options{MaxBytes: 8 << 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cache.Close)
-		g, err := New(Config{
-			Origins: testOrigins(t, "http://127.0.0.1:1"),
-			Keys: fixedKeys{hash: apikey.Hash(key), info: keycache.Info{Active: true, KeyID: "k1", SiteID: testSite,
-				Scopes: apikey.ReadOnly, Limit: limit, CORS: []string{allowedOrigin}}},
-			Limiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}),
-			Cache: cache, Log: slog.New(slog.DiscardHandler), OriginTimeout: 200 * time.Millisecond,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		g, cache := gatewayFor(t, key, keycache.Info{Limit: limit, CORS: []string{allowedOrigin}}, Config{})
 		base := "/v1/sites/" + testSite
 		now := time.Now()
 		for _, p := range []struct {
@@ -65,12 +47,8 @@ func TestRawHeadersMatchSetHeaders(t *testing.T) {
 				t.Fatal("not stored")
 			}
 		}
-		srv := &fasthttp.Server{Handler: g.Handler, ErrorHandler: g.ServerError, Name: "listgate-edge",
-			ReadBufferSize: 16 << 10, WriteBufferSize: 32 << 10, StreamRequestBody: true,
-			HeaderReceived: g.HeaderReceived, NoDefaultServerHeader: true, NoDefaultContentType: true}
-		req := func(method, uri, more string) string {
-			return method + " " + uri + " HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer " + key + "\r\nX-Request-Id: req-1\r\n" + more + "\r\n"
-		}
+		srv := edgeServer(g)
+		req := func(method, uri, more string) string { return rawRequest(method, uri, key, more) }
 		for _, c := range []struct {
 			name, raw string
 			heads     []bool // per request: a HEAD
@@ -184,13 +162,10 @@ func TestRawHeadersOnAMiss(t *testing.T) {
 	t.Cleanup(o.srv.Close)
 	key := mustKey(t)
 	g := gatewayTo(t, o, key, Config{})
-	srv := &fasthttp.Server{Handler: g.Handler, ErrorHandler: g.ServerError, Name: "listgate-edge",
-		ReadBufferSize: 16 << 10, WriteBufferSize: 32 << 10, StreamRequestBody: true,
-		HeaderReceived: g.HeaderReceived, NoDefaultServerHeader: true, NoDefaultContentType: true}
+	srv := edgeServer(g)
 	serve := func(c net.Conn, page string) answer {
 		var out bytes.Buffer
-		raw := "GET /v1/sites/" + testSite + "/listings?page=" + page + " HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer " + key +
-			"\r\nX-Request-Id: req-1\r\n\r\n"
+		raw := rawRequest("GET", "/v1/sites/"+testSite+"/listings?page="+page, key, "")
 		switch c := c.(type) {
 		case *memConn:
 			c.req, c.left, c.out = []byte(raw), 1, &out

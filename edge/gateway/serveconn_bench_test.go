@@ -67,14 +67,7 @@ func serveConnServer(b *testing.B, key string, limit int, path string, page []by
 	if cache.Put(k, 200, []byte("application/json"), []byte("max-age=600"), []byte(`"e"`), page, time.Now()) == nil {
 		b.Fatal("not stored")
 	}
-	return &fasthttp.Server{
-		Handler: g.Handler, ErrorHandler: g.ServerError, Name: "listgate-edge",
-		ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
-		ReadBufferSize: 16 << 10, WriteBufferSize: 32 << 10, MaxRequestBodySize: 64 << 10,
-		StreamRequestBody: true, DisablePreParseMultipartForm: true,
-		HeaderReceived: g.HeaderReceived, ExpectHandler: g.ExpectContinue,
-		SecureErrorLogMessage: true, NoDefaultServerHeader: true, NoDefaultContentType: true,
-	}
+	return edgeServer(g)
 }
 
 // memConn is a keep-alive client connection in memory: each Read is the
