@@ -404,15 +404,7 @@ func TestImportsIntoOneSiteTakeTurns(t *testing.T) {
 	if err := reaxmlgen.Generate(&b, reaxmlgen.Options{Seed: 8, Listings: 30}); err != nil {
 		t.Fatal(err)
 	}
-	type outcome struct {
-		res ingest.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := f.im.Import(ctx, f.site, strings.NewReader(b.String()), ingest.Options{})
-		done <- outcome{res, err}
-	}()
+	done := importAsync(ctx, f.im, f.site, b.String())
 	// Await the import's connection waiting for the site's lock.
 	deadline := time.Now().Add(time.Minute)
 	for waiting := false; !waiting; {

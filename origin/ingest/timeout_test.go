@@ -56,15 +56,7 @@ func TestImportOutlivesThePoolsStatementTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	type outcome struct {
-		res ingest.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := f.im.Import(ctx, f.site, strings.NewReader(b.String()), ingest.Options{})
-		done <- outcome{res, err}
-	}()
+	done := importAsync(ctx, f.im, f.site, b.String())
 	// awaitWaiter waits for a backend of the import waiting on a lock of
 	// locktype, then lets it wait three times the pool's timeout more.
 	awaitWaiter := func(locktype string) {
@@ -121,4 +113,21 @@ func TestImportOutlivesThePoolsStatementTimeout(t *testing.T) {
 			t.Errorf("a pool connection has statement_timeout %q after the import, want 100ms", st)
 		}
 	}
+}
+
+// outcome is what an import started by importAsync returned.
+type outcome struct {
+	res ingest.Result
+	err error
+}
+
+// importAsync imports feed into site in the background and gives its
+// outcome on the channel.
+func importAsync(ctx context.Context, im *ingest.Importer, site, feed string) <-chan outcome {
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := im.Import(ctx, site, strings.NewReader(feed), ingest.Options{})
+		done <- outcome{res, err}
+	}()
+	return done
 }
