@@ -89,7 +89,11 @@ func TestRawHeadersMatchSetHeaders(t *testing.T) {
 	}
 }
 
-var remaining = regexp.MustCompile(`(^|r=)[0-9]+`)
+// The rate-limit counts and times that differ from one request to the
+// next: what is left (r=, X-Ratelimit-Remaining), the seconds to the
+// window's end (t=) and the end itself (X-Ratelimit-Reset), which move on
+// when a second or a window turns between two answers.
+var remaining = regexp.MustCompile(`(^|[rt]=)[0-9]+`)
 
 type answer struct {
 	status  int
@@ -113,8 +117,7 @@ func readResponses(t *testing.T, wire []byte, heads []bool) []answer {
 			switch string(k) {
 			case "Date":
 				continue
-			case "X-Ratelimit-Remaining", "Ratelimit":
-				// One request less is left for each answer.
+			case "X-Ratelimit-Remaining", "Ratelimit", "X-Ratelimit-Reset":
 				v = remaining.ReplaceAll(v, []byte("${1}N"))
 			}
 			a.headers = append(a.headers, string(k)+": "+string(v))
