@@ -67,6 +67,7 @@ func newBeaconGateway(tb testing.TB) (g *Gateway, views *viewLog, beaconKey, rea
 		},
 		Limiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}),
 		Views: views, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), OriginTimeout: 200 * time.Millisecond,
+		Now: inOneWindow(), // the plan's limit of 1 a minute: one window throughout
 	})
 	if err != nil {
 		tb.Fatal(err)

@@ -48,7 +48,8 @@ func corsGateway(t *testing.T, key string, publicLimit int) (*Gateway, *keycache
 	t.Cleanup(cache.Close)
 	g, err := New(Config{Origins: testOrigins(t, "http://127.0.0.1:1"), Keys: keys, Sites: keys,
 		Limiter: ratelimit.NewLocal(ratelimit.LocalOptions{}), PublicLimiter: ratelimit.NewLocal(ratelimit.LocalOptions{}),
-		PublicLimit: publicLimit, Cache: cache, Log: slog.New(slog.DiscardHandler), OriginTimeout: 200 * time.Millisecond})
+		PublicLimit: publicLimit, Cache: cache, Log: slog.New(slog.DiscardHandler), OriginTimeout: 200 * time.Millisecond,
+		Now: inOneWindow()}) // the public limit's window (a UTC minute) never turns mid-test
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,15 @@ func (k fixedKeys) Lookup(_ context.Context, h [32]byte) (keycache.Info, error) 
 
 const testSite = "6f1c2a8e-0000-4000-8000-0000000000aa"
 
+// inOneWindow is a gateway clock that stands still in the middle of the
+// current UTC minute, a rate-limit window: a test that counts requests
+// against a limit then never sees the window turn between two of them,
+// and cache entries stored at time.Now() stay fresh.
+func inOneWindow() func() time.Time {
+	now := time.Now().UTC().Truncate(time.Minute).Add(30 * time.Second)
+	return func() time.Time { return now }
+}
+
 func newTestGateway(tb testing.TB, key string, limit int) (*Gateway, *respcache.Cache) {
 	return gatewayFor(tb, key, keycache.Info{Limit: limit}, Config{})
 }

@@ -119,7 +119,9 @@ func TestLeadBodyLimit(t *testing.T) {
 
 func TestPublicRoutesPerIPLimitAndTrustedProxies(t *testing.T) {
 	o := newFakeOrigin(t, "no-store")
-	g := gatewayTo(t, o, mustKey(t), Config{PublicLimit: 3, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	// The limit is per UTC minute: a clock that stands still keeps the
+	// requests in one window.
+	g := gatewayTo(t, o, mustKey(t), Config{Now: inOneWindow(), PublicLimit: 3, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
 	send := func(peer, xff string) int {
 		hdr := map[string]string{"Content-Type": "application/json"}
 		if xff != "" {
