@@ -89,7 +89,10 @@ func TestConcurrentMissesMakeOneCall(t *testing.T) {
 
 func TestNegativeAndExpiry(t *testing.T) {
 	o := &origin{keys: map[[32]byte]Info{}}
-	c := mustCache(t, o, Options{TTL: 300 * time.Millisecond, NegativeTTL: 100 * time.Millisecond})
+	// The second look-up must come within NegativeTTL of the first: a
+	// second leaves room for a machine so loaded that the test goroutine
+	// waits a tenth of a second for a core (100 ms did not).
+	c := mustCache(t, o, Options{TTL: time.Second, NegativeTTL: time.Second})
 	info, err := c.Lookup(context.Background(), hashOf("unknown"))
 	if err != nil || info.Active {
 		t.Fatalf("unknown key: %+v %v", info, err)
@@ -102,7 +105,7 @@ func TestNegativeAndExpiry(t *testing.T) {
 	o.mu.Lock()
 	o.keys[hashOf("unknown")] = Info{Active: true, KeyID: "k", SiteID: "s", Scopes: apikey.LeadsWrite}
 	o.mu.Unlock()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for {
 		info, _ = c.Lookup(context.Background(), hashOf("unknown"))
 		if info.Active {
@@ -117,7 +120,7 @@ func TestNegativeAndExpiry(t *testing.T) {
 	o.mu.Lock()
 	o.keys[hashOf("unknown")] = Info{}
 	o.mu.Unlock()
-	deadline = time.Now().Add(3 * time.Second)
+	deadline = time.Now().Add(5 * time.Second)
 	for info.Active {
 		if time.Now().After(deadline) {
 			t.Fatal("cached key never expired")
