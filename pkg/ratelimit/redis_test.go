@@ -155,15 +155,17 @@ return 1`)
 		t.Run(tc.name, func(t *testing.T) {
 			srv := devdbtest.NewRedis(t)
 			admin := mustAdmin(t, srv)
-			// A timeout well above a loaded machine's latency, a stall well
-			// above the timeout.
-			h := mustRedis(t, srv.URL, RedisOptions{Timeout: 200 * time.Millisecond}, fastProbe)
+			// A timeout well above a loaded machine's latency (the calls
+			// before the stall and after the return must not be slow), a
+			// stall well above the slowCallsToFallback timeouts in a row
+			// that make the limiter fall back.
+			h := mustRedis(t, srv.URL, RedisOptions{Timeout: 500 * time.Millisecond}, fastProbe)
 			ctx := context.Background()
 			if d := h.Allow(ctx, "site", 60, t0); d != ok(60, 59, minute(1)) {
 				t.Fatalf("before the stall: %+v", d)
 			}
 
-			tc.stall(t, admin, time.Second)
+			tc.stall(t, admin, 3*time.Second)
 			// The stall starts when Redis gets to it: offer requests
 			// until one times out.
 			deadline := time.Now().Add(waitLimit)
@@ -329,14 +331,19 @@ func closedPort(tb testing.TB) string {
 func TestRedisOneSlowCallDoesNotFallBack(t *testing.T) {
 	srv := devdbtest.NewRedis(t)
 	admin := mustAdmin(t, srv)
-	h := mustRedis(t, srv.URL, RedisOptions{Timeout: 100 * time.Millisecond}, fastProbe)
+	// The call before the pause must not be slow, the one after it must:
+	// a 500 ms timeout, and a 900 ms pause, leave 400 ms for the test to
+	// make that call on a loaded machine (with 100 ms and 150 ms a 50 ms
+	// wait for a core made it fast and the test fail), and the call after
+	// it is answered in time whenever it starts.
+	h := mustRedis(t, srv.URL, RedisOptions{Timeout: 500 * time.Millisecond}, fastProbe)
 	ctx := context.Background()
 	if d := h.Allow(ctx, "site", 60, t0); d != ok(60, 59, minute(1)) {
 		t.Fatalf("before the pause: %+v", d)
 	}
-	// Writes (the script) wait 150 ms: the next call times out, the one
+	// Writes (the script) wait 900 ms: the next call times out, the one
 	// after it is answered.
-	if err := admin.Do(ctx, admin.B().ClientPause().Timeout(150).Write().Build()).Error(); err != nil {
+	if err := admin.Do(ctx, admin.B().ClientPause().Timeout(900).Write().Build()).Error(); err != nil {
 		t.Fatalf("CLIENT PAUSE: %v", err)
 	}
 	if d := h.Allow(ctx, "slow", 60, t0); !d.Allowed {
