@@ -122,6 +122,28 @@ func (l *listgate) awaitViews(tb testing.TB, ref string, want int64) (views, vis
 	}
 }
 
+// awaitFreshDay waits, when less than need is left of the current date in
+// the site's time zone, until the next date has begun there: the views a
+// test counts and the stats of "today" it reads them back from must fall
+// on one date of the site's. Near midnight there (13:00 or 14:00 UTC for
+// Australia/Sydney) a view counted before it and the stats read after it
+// were a day apart.
+func (l *listgate) awaitFreshDay(tb testing.TB, need time.Duration) {
+	tb.Helper()
+	var tz string
+	l.query(tb, `SELECT timezone FROM sites WHERE id = $1`, []any{l.siteID}, &tz)
+	zone, err := time.LoadLocation(tz)
+	if err != nil {
+		tb.Fatalf("site time zone %q: %v", tz, err)
+	}
+	now := time.Now().In(zone)
+	y, m, d := now.Date()
+	if left := time.Date(y, m, d+1, 0, 0, 0, 0, zone).Sub(now); left < need {
+		tb.Logf("%v left of %s in %s: waiting for the next date", left.Round(time.Second), now.Format(time.DateOnly), tz)
+		time.Sleep(left + time.Second)
+	}
+}
+
 // performance is GET /stats/listings/{ref} with q, which must answer 200.
 func (l *listgate) performance(tb testing.TB, ref string, q url.Values) model.ListingPerformance {
 	tb.Helper()
@@ -199,6 +221,10 @@ func testViews(t *testing.T, e *env) {
 	if n := beaconMarkup(e.admin); n != 0 {
 		t.Errorf("the administrator's listing page has %d beacon elements, want none", n)
 	}
+
+	// From the first view to the top listings of "today", one date of
+	// the site's (this part takes seconds).
+	e.lg.awaitFreshDay(t, 2*time.Minute)
 
 	// A visitor's first view: the script sends the beacon after load.
 	v := e.visitor
