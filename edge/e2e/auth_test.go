@@ -139,6 +139,10 @@ func TestRevocationReachesEveryEdge(t *testing.T) {
 		}
 	}
 	s.cli(nil, "keys", "revoke", k.ID)
+	// The revocation comes through the event stream: well before the
+	// 30 s key TTL, which alone would also refuse the key. How soon (the
+	// documented second) is the bench's to measure (key-revoked): on a
+	// loaded test machine the stream may take longer than a second.
 	revokedAt := time.Now()
 	for i, e := range edges {
 		for {
@@ -147,7 +151,7 @@ func TestRevocationReachesEveryEdge(t *testing.T) {
 				t.Logf("edge %d refused the revoked key after %v", i, time.Since(revokedAt).Round(time.Millisecond))
 				break
 			}
-			if time.Since(revokedAt) > time.Second {
+			if time.Since(revokedAt) > 5*time.Second {
 				t.Fatalf("edge %d still accepts the key %v after revocation (%d)", i, time.Since(revokedAt), r.status)
 			}
 			time.Sleep(20 * time.Millisecond)
