@@ -470,12 +470,13 @@ func TestLeaseTakenOver(t *testing.T) {
 	f := newFixture(t)
 	f.endpoint(t, "lead.created")
 	id := f.lead(t, `{"name":"Lou Lease","email":"lou@example.com","type":"inquiry"}`)
-	// A worker claims it and dies before sending.
+	// A worker claims it and dies before sending. The lease runs from the
+	// claim's now(), after claimedAt however long the call takes.
+	claimedAt := time.Now()
 	ds, err := f.db.ClaimDeliveries(context.Background(), true, 10, 2*time.Second, nil)
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("claimed %d, %v", len(ds), err)
 	}
-	claimedAt := time.Now()
 	f.worker(t, nil)
 	got := f.recv.wait(t, 1)
 	if d := got[0].at.Sub(claimedAt); d < 1500*time.Millisecond {
