@@ -121,6 +121,15 @@ type edgeOpts struct {
 
 func (s *system) startEdge(o edgeOpts) *proc {
 	s.tb.Helper()
+	env, args := s.edgeCommand(o)
+	p := start(s.tb, "edge", bins.Edge, env, args...)
+	awaitReady(s.tb, p)
+	return p
+}
+
+// edgeCommand is the environment and arguments of an edge with o.
+func (s *system) edgeCommand(o edgeOpts) (env, args []string) {
+	s.tb.Helper()
 	addr := o.addr
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -129,7 +138,7 @@ func (s *system) startEdge(o edgeOpts) *proc {
 	if origins == "" {
 		origins = s.origin.url()
 	}
-	env := []string{"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_EDGE_ADDR=" + addr,
+	env = []string{"LISTGATE_INTERNAL_TOKEN=" + token, "LISTGATE_EDGE_ADDR=" + addr,
 		"LISTGATE_EDGE_ADMIN_ADDR=127.0.0.1:0", "LISTGATE_ORIGIN_URL=" + origins}
 	if o.redisURL != "" {
 		env = append(env, "LISTGATE_REDIS_URL="+o.redisURL)
@@ -137,7 +146,6 @@ func (s *system) startEdge(o edgeOpts) *proc {
 	if o.edges > 0 {
 		env = append(env, fmt.Sprintf("LISTGATE_EXPECTED_EDGES=%d", o.edges))
 	}
-	var args []string
 	if o.yaml != "" {
 		path := filepath.Join(s.tb.TempDir(), "edge.yaml")
 		if err := os.WriteFile(path, []byte(o.yaml), 0o600); err != nil {
@@ -145,9 +153,7 @@ func (s *system) startEdge(o edgeOpts) *proc {
 		}
 		args = append(args, "--config", path)
 	}
-	p := start(s.tb, "edge", bins.Edge, env, args...)
-	awaitReady(s.tb, p)
-	return p
+	return env, args
 }
 
 // awaitReady waits, as a load balancer would, until the edge's /readyz
@@ -172,17 +178,44 @@ func awaitReady(tb testing.TB, p *proc) {
 // newPublicSystem is newSystem with an edge at a fixed loopback address
 // that the origin knows as its public URL (where pairing's
 // verification_uri points), and that edge started.
+//
+// The address is free when chosen, but another socket may take it before
+// the edge binds it (the origin's connections to Postgres draw their local
+// ports from the same range): then both start again on another address,
+// as pkg/devdb does for its servers.
 func newPublicSystem(tb testing.TB) (*system, *proc) {
 	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
+	dbURL := storetest.URL(tb)
+	var err error
+	for range 5 {
+		l, lerr := net.Listen("tcp", "127.0.0.1:0")
+		if lerr != nil {
+			tb.Fatal(lerr)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		s := &system{tb: tb, dbURL: dbURL, public: "http://" + addr}
+		s.origin = s.startOrigin()
+		env, args := s.edgeCommand(edgeOpts{addr: addr})
+		var p *devproc.Process
+		if p, err = devproc.Start(bins.Edge, devproc.Options{Env: env, Args: args}); err == nil {
+			tb.Cleanup(func() {
+				p.Stop()
+				if tb.Failed() {
+					tb.Logf("--- edge log ---\n%s", p.Logs())
+				}
+			})
+			edge := &proc{Process: p, name: "edge", addr: p.Addr}
+			awaitReady(tb, edge)
+			return s, edge
+		}
+		s.origin.stop()
+		if !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
 	}
-	addr := l.Addr().String()
-	l.Close()
-	s := &system{tb: tb, dbURL: storetest.URL(tb), public: "http://" + addr}
-	s.origin = s.startOrigin()
-	return s, s.startEdge(edgeOpts{addr: addr})
+	tb.Fatalf("edge: %v", err)
+	return nil, nil
 }
 
 // cliStdin runs the origin's admin CLI like cli, with stdin.
