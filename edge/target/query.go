@@ -52,6 +52,63 @@ var scratchPool = sync.Pool{New: func() any { return &queryScratch{buf: make([]b
 // origin refuses it; one of more than MaxParams parameters is
 // ErrTooManyParams. It allocates nothing in the steady state.
 func AppendCanonicalQuery(dst, raw []byte) ([]byte, error) {
+	if plainQuery(raw) {
+		return append(dst, raw...), nil
+	}
+	return appendCanonicalQuery(dst, raw)
+}
+
+// plainQuery reports whether raw is its own canonical form, as most
+// clients' queries are ("page=2", "page=3&per_page=12"): name=value pairs
+// of unreserved bytes, each with one '=', none empty or a default, in
+// order, at most MaxParams. One scan, and the query is copied as it is.
+func plainQuery(raw []byte) bool {
+	var prevK, prevV []byte
+	for n := 0; len(raw) > 0; n++ {
+		if n == MaxParams {
+			return false
+		}
+		eq, end := -1, len(raw)
+		for i, c := range raw {
+			if c == '&' {
+				end = i
+				break
+			}
+			if c == '=' {
+				if eq >= 0 {
+					return false
+				}
+				eq = i
+			} else if !unreservedByte[c] {
+				return false
+			}
+		}
+		if eq < 0 {
+			return false
+		}
+		k, v := raw[:eq], raw[eq+1:end]
+		if isDefault(k, v) {
+			return false
+		}
+		if n > 0 {
+			if c := bytes.Compare(k, prevK); c < 0 || c == 0 && bytes.Compare(v, prevV) < 0 {
+				return false
+			}
+		}
+		prevK, prevV = k, v
+		if end == len(raw) {
+			return true
+		}
+		raw = raw[end+1:]
+		if len(raw) == 0 {
+			return false // a trailing '&'
+		}
+	}
+	return true
+}
+
+// appendCanonicalQuery is AppendCanonicalQuery for any query.
+func appendCanonicalQuery(dst, raw []byte) ([]byte, error) {
 	s := scratchPool.Get().(*queryScratch)
 	defer scratchPool.Put(s)
 	buf := s.buf[:0]

@@ -127,3 +127,36 @@ func FuzzCanonicalQuery(f *testing.F) {
 		}
 	})
 }
+
+// A query plainQuery passes is copied as it is: it must be exactly what
+// the full canonicalisation gives it.
+func FuzzPlainQuery(f *testing.F) {
+	for _, s := range []string{"", "a=1", "page=2", "page=3&per_page=12", "a=1&a=1", "a=2&a=1", "b=1&a=1", "a=", "=a",
+		"a", "a=1&", "&a=1", "a=1&&b=2", "page=1", "per_page=20&q=x", "a=b=c", "a=%41", "a=+", "a=1;b=2", "A=1&a=1", "a~=.-_"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if !plainQuery([]byte(raw)) {
+			return
+		}
+		want, err := appendCanonicalQuery(nil, []byte(raw))
+		if err != nil || string(want) != raw {
+			t.Fatalf("plainQuery(%q), but its canonical form is %q (%v)", raw, want, err)
+		}
+	})
+}
+
+// Plain queries take the fast path: the common shapes are plain, and a
+// query that is not its own canonical form is not.
+func TestPlainQuery(t *testing.T) {
+	for raw, want := range map[string]bool{
+		"page=2": true, "page=3&per_page=12": true, "per_page=12&q=garden": true, "a=&b=": true, "=x": true,
+		"": true, "per_page=12&page=3": false, "page=1": false, "per_page=20": false, "q=st+kilda": false,
+		"q=%41": false, "a": false, "a=1&": false, "&a=1": false, "a=1&&b=1": false, "a=b=c": false, "a=1;b=1": false,
+		"a=2&a=1": false, "a=1&a=1": true, strings.Repeat("a=1&", MaxParams) + "a=1": false,
+	} {
+		if got := plainQuery([]byte(raw)); got != want {
+			t.Errorf("plainQuery(%q) = %v, want %v", raw, got, want)
+		}
+	}
+}
