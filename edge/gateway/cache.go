@@ -70,7 +70,20 @@ func (g *Gateway) serveCacheable(ctx *fasthttp.RequestCtx, rt *route, ip netip.A
 		}
 	}
 
+	if g.missed != nil {
+		g.missed()
+	}
 	f, leader := g.cache.Join(key)
+	if leader {
+		// A flight that ended between the Get above and Join stored its
+		// entry before it left (fetch stores, then Finish): answer with
+		// that instead of asking the origin again.
+		if e, ok := g.cache.Stored(key); ok && e.State(now) == respcache.Fresh {
+			g.cache.Finish(key, f, e)
+			g.writeEntry(ctx, e, cacheHit, rt, st, true)
+			return nil
+		}
+	}
 	if !leader {
 		select {
 		case <-f.Done():

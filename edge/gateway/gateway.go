@@ -138,6 +138,9 @@ type Gateway struct {
 	authSample atomic.Uint64
 	// tracer is Config.Tracer; nil is tracing off.
 	tracer trace.Tracer
+	// missed, when set (by tests), runs after a cache miss and before the
+	// request joins or leads its key's origin request.
+	missed func()
 }
 
 // New builds the gateway and its route table.

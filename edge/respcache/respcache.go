@@ -201,6 +201,12 @@ func (c *Cache) Get(key []byte) (*Entry, bool) {
 	return e, ok
 }
 
+// Stored is Get without counting a hit or a miss: a second look after a
+// Get that missed.
+func (c *Cache) Stored(key []byte) (*Entry, bool) {
+	return c.c.Get(b2s(key))
+}
+
 // Put stores a response the origin gave for key if it may be cached: a 200
 // with a max-age. It returns the entry, or nil when nothing was stored. The
 // byte slices are copied.
