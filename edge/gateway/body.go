@@ -153,7 +153,7 @@ func lingerClose(c net.Conn) {
 // path has checked it; a feed upload gets more time only then
 // (forwardUpload).
 func (g *Gateway) HeaderReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-	if !h.ConnectionClose() && (hasToken(h.Peek(fasthttp.HeaderConnection), "close") ||
+	if !h.ConnectionClose() && (asksClose(h.RawHeaders()) ||
 		(h.ContentLength() == -1 && hasRawField(h.RawHeaders(), "content-length"))) {
 		h.SetConnectionClose()
 	}
@@ -351,6 +351,29 @@ func hasRawField(raw []byte, name string) bool {
 			raw = nil
 		}
 		if k, _, ok := bytes.Cut(line, []byte(":")); ok && bytes.EqualFold(bytes.TrimSpace(k), []byte(name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// asksClose reports whether a Connection field of the raw header block
+// lists "close" (every Connection line counts, as RFC 9110 §5.3 combines
+// them). One scan of the block; a line is looked at further only when
+// its name is as long as "Connection".
+func asksClose(raw []byte) bool {
+	const name = "connection"
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		if len(line) <= len(name) || line[len(name)] != ':' && line[len(name)] != ' ' && line[len(name)] != '\t' {
+			continue
+		}
+		if k, v, ok := bytes.Cut(line, []byte(":")); ok && bytes.EqualFold(bytes.TrimSpace(k), []byte(name)) && hasToken(v, "close") {
 			return true
 		}
 	}
