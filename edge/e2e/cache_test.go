@@ -81,8 +81,8 @@ func TestEdgeResponseCache(t *testing.T) {
 
 	// A REAXML import shows through the edge (its event drops the site's
 	// entries: the page is fresh for a minute, so nothing else could show
-	// it; how soon is the bench's to measure); the other site's entries
-	// stay.
+	// it; the 5 s bound is no measure of speed, only a bound on the
+	// wait); the other site's entries stay.
 	s.importFeed(site, feed("2024-02-02-10:00:00", "Updated headline"))
 	imported := time.Now()
 	for {
