@@ -138,6 +138,9 @@ type Gateway struct {
 	authSample atomic.Uint64
 	// tracer is Config.Tracer; nil is tracing off.
 	tracer trace.Tracer
+	// rateLines are the rate-limit lines of the limits in use, made once
+	// a window (appendRateHeaders).
+	rateLines rateLineCache
 	// missed, when set (by tests), runs after a cache miss and before the
 	// request joins or leads its key's origin request.
 	missed func()
@@ -295,7 +298,7 @@ func (g *Gateway) serve(ctx *fasthttp.RequestCtx, rt *route, m *routeMetrics, si
 	}
 	if st.limited {
 		if st.raw != nil {
-			*st.raw = appendRateHeaders(*st.raw, st.dec, st.now)
+			*st.raw = appendRateHeaders(*st.raw, st.dec, st.now, &g.rateLines)
 		} else {
 			setRateHeaders(&ctx.Response.Header, st.dec, st.now)
 		}

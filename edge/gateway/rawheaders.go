@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -74,16 +75,55 @@ func setEntryHeaders(h *fasthttp.ResponseHeader, e *respcache.Entry, how, vary [
 	h.SetCanonical(hdrCacheControl, e.CacheControl)
 }
 
-// appendRateHeaders appends the lines setRateHeaders sets.
-func appendRateHeaders(dst []byte, d ratelimit.Decision, now time.Time) []byte {
-	dst = appendIntHeader(dst, hdrXRateLimitLimit, "", int64(d.Limit), "")
-	dst = appendIntHeader(dst, hdrXRateLimitRemain, "", int64(d.Remaining), "")
-	dst = appendIntHeader(dst, hdrXRateLimitReset, "", d.Reset.Unix(), "")
-	dst = appendIntHeader(dst, hdrRateLimitPolicy, ratePolicyPrefix, int64(d.Limit), rateWindowParam)
-	dst = appendIntHeader(dst, hdrRateLimit, rateRemainingPrefix, int64(max(d.Remaining, 0)), ";t=")
-	// RateLimit's t follows its ";t=".
-	dst = strconv.AppendInt(dst[:len(dst)-2], rateResetSeconds(d, now), 10)
+// appendRateHeaders appends the lines setRateHeaders sets: those that
+// change only with the limit and the window from c, what is left and the
+// seconds to the window's end formatted for this answer.
+func appendRateHeaders(dst []byte, d ratelimit.Decision, now time.Time, c *rateLineCache) []byte {
+	dst = c.appendFixed(dst, d.Limit, d.Reset.Unix())
+	dst = append(dst, hdrXRateLimitRemain...)
+	dst = append(dst, ": "...)
+	digits := len(dst)
+	dst = strconv.AppendInt(dst, int64(d.Remaining), 10)
+	end := len(dst)
+	dst = append(dst, "\r\n"...)
+	dst = append(dst, hdrRateLimit...)
+	dst = append(dst, ": "+rateRemainingPrefix...)
+	if d.Remaining >= 0 {
+		dst = append(dst, dst[digits:end]...)
+	} else {
+		dst = append(dst, '0')
+	}
+	dst = append(dst, ";t="...)
+	dst = strconv.AppendInt(dst, rateResetSeconds(d, now), 10)
 	return append(dst, "\r\n"...)
+}
+
+// rateLineCache keeps, for the limits in use, the rate-limit lines that
+// change only with the limit and the window (X-Ratelimit-Limit,
+// Ratelimit-Policy, X-Ratelimit-Reset), made once a window instead of
+// formatted for every answer. A slot holds one limit's lines; limits
+// sharing a slot take turns in it.
+type rateLineCache [rateLineSlots]atomic.Pointer[rateLines]
+
+const rateLineSlots = 16
+
+type rateLines struct {
+	limit int
+	reset int64
+	lines []byte
+}
+
+func (c *rateLineCache) appendFixed(dst []byte, limit int, reset int64) []byte {
+	slot := &c[uint(limit)%rateLineSlots]
+	if l := slot.Load(); l != nil && l.limit == limit && l.reset == reset {
+		return append(dst, l.lines...)
+	}
+	l := &rateLines{limit: limit, reset: reset}
+	l.lines = appendIntHeader(l.lines, hdrXRateLimitLimit, "", int64(limit), "")
+	l.lines = appendIntHeader(l.lines, hdrXRateLimitReset, "", reset, "")
+	l.lines = appendIntHeader(l.lines, hdrRateLimitPolicy, ratePolicyPrefix, int64(limit), rateWindowParam)
+	slot.Store(l)
+	return append(dst, l.lines...)
 }
 
 // appendIntHeader appends "name: prefix<n>suffix\r\n".

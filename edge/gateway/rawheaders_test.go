@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/listgate/listgate/edge/keycache"
+	"github.com/listgate/listgate/pkg/ratelimit"
 )
 
 // The answers a connection of the edge's listeners gets, whose large
@@ -196,5 +198,28 @@ func TestRawHeadersOnAMiss(t *testing.T) {
 	}
 	if !seen["X-Cache"] || !seen["Etag"] {
 		t.Errorf("miss answer lacks X-Cache or Etag: %q", gathered.headers)
+	}
+}
+
+// The lines kept for a limit follow the limit and the window: two limits
+// sharing a slot, and a window turning, each get their own.
+func TestRateLinesFollowLimitAndWindow(t *testing.T) {
+	var c rateLineCache
+	now := time.Unix(1_800_000_000, 0)
+	for i, step := range []struct {
+		limit, remaining int
+		reset            time.Time
+	}{
+		{16, 15, now.Add(30 * time.Second)}, {32, 31, now.Add(30 * time.Second)}, {16, 14, now.Add(30 * time.Second)},
+		{16, 15, now.Add(90 * time.Second)}, {32, 0, now.Add(90 * time.Second)}, {16, 13, now.Add(90 * time.Second)},
+	} {
+		d := ratelimit.Decision{Allowed: true, Limit: step.limit, Remaining: step.remaining, Reset: step.reset}
+		got := string(appendRateHeaders(nil, d, now, &c))
+		want := fmt.Sprintf("X-Ratelimit-Limit: %d\r\nX-Ratelimit-Reset: %d\r\nRatelimit-Policy: \"site\";q=%d;w=60\r\n"+
+			"X-Ratelimit-Remaining: %d\r\nRatelimit: \"site\";r=%d;t=%d\r\n",
+			step.limit, step.reset.Unix(), step.limit, step.remaining, step.remaining, int(step.reset.Sub(now)/time.Second))
+		if got != want {
+			t.Errorf("step %d:\n got %q\nwant %q", i, got, want)
+		}
 	}
 }
