@@ -57,8 +57,9 @@ type Edge struct {
 	ResponseCacheBytes int64 `yaml:"response_cache_bytes"`
 
 	// PublicLimit is requests per minute per client IP on the routes that
-	// need no key (pairing, OAuth token, feed upload, openapi.json).
-	// Default 120.
+	// need no key (pairing, OAuth token, feed upload and status,
+	// openapi.json, the dashboard) and CORS preflights of a site the edge
+	// has not cached. Default 120.
 	PublicLimit int `yaml:"public_limit"`
 	// TrustedProxies are the peers whose X-Forwarded-For is believed
 	// (CIDR prefixes). Default none.
