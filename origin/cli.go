@@ -56,7 +56,7 @@ func commandList() []command {
 			more:    "The beacon id is a key of scope views:write (listing view beacons and nothing else). --rotate revokes it and makes a new one.",
 			example: "origin sites beacon-id SITE_ID", run: cmdSitesBeaconID},
 		{name: "keys create", args: "--site SITE_ID --name NAME --scopes SCOPES [--json]", summary: "create an API key (shown once)",
-			more:    "SCOPES are comma-separated: listings:read, agents:read, stats:read, leads:write.",
+			more:    "SCOPES are comma-separated: listings:read, agents:read, stats:read, leads:write; or views:write alone (a beacon id: 'origin sites beacon-id' makes the site's own).",
 			example: "origin keys create --site SITE_ID --name website --scopes listings:read,leads:write", run: cmdKeysCreate},
 		{name: "keys revoke", args: "KEY_ID", summary: "revoke a key (the edges stop taking it within a second)", example: "origin keys revoke KEY_ID", run: cmdKeysRevoke},
 		{name: "keys list", args: "--site SITE_ID [--json]", summary: "list a site's keys", example: "origin keys list --site SITE_ID", run: cmdKeysList},
