@@ -207,28 +207,49 @@ func (c *limitedConn) Close() error {
 	return c.Conn.Close()
 }
 
+// Write sends p, or keeps it in held while an answer's headers wait for
+// their spliced lines (hold, the gateway's state's Splicing).
 func (c *limitedConn) Write(p []byte) (int, error) {
-	if c.hold {
+	if c.hold || c.state.Splicing() {
 		c.held = append(c.held, p...)
 		return len(p), nil
 	}
+	if len(c.held) > 0 {
+		// Kept for an answer that was then written without its lines
+		// (never expected): it goes first.
+		held := len(c.held)
+		n, err := c.writeHeld(p)
+		return max(0, n-held), err
+	}
 	return c.Conn.Write(p)
+}
+
+// writeHeld sends held, then p, in one write, and empties held.
+func (c *limitedConn) writeHeld(p []byte) (int, error) {
+	c.iov[0], c.iov[1] = c.held, p
+	c.bufs = c.iov[:]
+	n, err := c.bufs.WriteTo(c.Conn)
+	c.iov = [2][]byte{}
+	c.held = c.held[:0]
+	return int(n), err
 }
 
 // WriteWithBuffered sends what bw holds, with the header lines extra
 // spliced in before its headers' end, then body, in one writev: bw's bytes
 // are taken by flushing it into held (a copy of the headers, a few hundred
-// bytes), the body is sent from where it lies. It returns the body's bytes
-// written.
+// bytes), the body is sent from where it lies. What held kept already (bw
+// filled up while the headers were written into it, behind pipelined
+// answers: Write while Splicing) goes first, so the headers are whole in
+// held wherever bw was flushed. It returns the body's bytes written.
 func (c *limitedConn) WriteWithBuffered(bw *bufio.Writer, extra, body []byte) (int, error) {
-	if bw.Buffered() == 0 && len(extra) == 0 {
+	if bw.Buffered() == 0 && len(extra) == 0 && len(c.held) == 0 {
 		return c.Conn.Write(body)
 	}
-	buffered := bw.Buffered()
+	kept, buffered := len(c.held), bw.Buffered()
 	c.hold = true
 	err := bw.Flush()
 	c.hold = false
-	if err == nil && len(c.held) != buffered {
+	if err == nil && len(c.held) != kept+buffered {
 		// bw writes elsewhere than to this connection: its bytes are not
 		// the headers to send before the body.
 		c.held = c.held[:0]
@@ -260,6 +281,6 @@ func (c *limitedConn) WriteWithBuffered(bw *bufio.Writer, extra, body []byte) (i
 var errNotConnWriter = errors.New("edge: gathered write through another writer than the connection's")
 
 // errHeadersFlushed ends a connection whose response headers left before
-// the lines to splice into them could be: never expected (the headers are
-// written into the buffer whole just before the body).
+// the lines to splice into them could be: never expected (what is written
+// while they wait is kept).
 var errHeadersFlushed = errors.New("edge: response headers flushed before their spliced lines")

@@ -107,7 +107,20 @@ type ConnState struct {
 	peerSet, peerTrusted bool
 	// raw is the current answer's header lines (rawHeaders).
 	raw []byte
+	// splicing is set from when an answer with lines to splice in is
+	// begun until its headers are sent with them (setGatheredBody).
+	splicing bool
 }
+
+// Splicing reports whether the answer being written has header lines to
+// splice into its headers that are not in yet. Until they are, the
+// connection must keep what is written to it instead of sending it: a
+// write buffer that fills up while fasthttp writes the answer's headers
+// (behind pipelined answers) is flushed with the headers cut anywhere,
+// and once the end of a header line has left, nothing can be spliced
+// before it. The connection sends what it kept with the answer
+// (edge/connlimit.go, WriteWithBuffered).
+func (s *ConnState) Splicing() bool { return s.splicing }
 
 // connStater is a client connection carrying a ConnState: the edge's
 // listeners hand out such connections (edge/connlimit.go).

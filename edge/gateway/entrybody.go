@@ -57,9 +57,16 @@ func setEntryBody(ctx *fasthttp.RequestCtx, body []byte) {
 // setGatheredBody answers body, from a cache entry, on a connection that
 // gathers; extra, when not nil, is header lines the connection sends with
 // the response's headers (rawHeaders), read when the response is written.
+//
+// With extra, everything written to the connection is kept until the
+// answer's headers leave with the lines (ConnState.Splicing).
 func setGatheredBody(ctx *fasthttp.RequestCtx, gw gatherWriter, body []byte, extra *[]byte) {
 	b := entryBodies.Get().(*entryBody)
 	b.body, b.conn, b.extra = body, gw, extra
+	if cs, ok := ctx.Conn().(connStater); ok && extra != nil {
+		b.state = cs.GatewayState()
+		b.state.splicing = true
+	}
 	ctx.Response.SetBodyStream(b, len(body))
 }
 
@@ -75,6 +82,17 @@ type entryBody struct {
 	conn gatherWriter
 	// extra is header lines to send with the headers (rawHeaders).
 	extra *[]byte
+	// state is the connection's, whose splicing is set while the lines
+	// are not sent.
+	state *ConnState
+}
+
+// endSplicing lets the connection send what is written to it again.
+func (b *entryBody) endSplicing() {
+	if b.state != nil {
+		b.state.splicing = false
+		b.state = nil
+	}
 }
 
 func (b *entryBody) Read(p []byte) (int, error) {
@@ -93,6 +111,7 @@ func (b *entryBody) SupportsBodyWriteTo() bool { return true }
 func (b *entryBody) WriteTo(w io.Writer) (int64, error) {
 	rest := b.body[b.off:]
 	b.off = len(b.body)
+	b.endSplicing()
 	if bw, ok := w.(*bufio.Writer); ok && b.conn != nil {
 		var extra []byte
 		if b.extra != nil {
@@ -113,6 +132,7 @@ func (b *entryBody) WriteTo(w io.Writer) (int64, error) {
 // Close gives the stream back: fasthttp closes a body stream once, when
 // the response is written or reset.
 func (b *entryBody) Close() error {
+	b.endSplicing() // an answer reset before it was written
 	*b = entryBody{}
 	entryBodies.Put(b)
 	return nil
