@@ -82,8 +82,9 @@ type Edge struct {
 	// UploadTimeout bounds reading a feed upload from the client and
 	// writing it to the origin. Default 5 min.
 	UploadTimeout time.Duration `yaml:"upload_timeout"`
-	// MaxUploads bounds the feed uploads streaming at once; one more is
-	// answered 503 with Retry-After before its body is read. Default 4.
+	// MaxUploads bounds the feed uploads streaming at once, one at a time
+	// per client address; one more is answered 503 with Retry-After before
+	// its body is read. Default 4.
 	MaxUploads int `yaml:"max_uploads"`
 	// AuthFailureLimit is the introspections finding no active key (unknown or
 	// revoked keys) a client address may cause in a minute; past it, keys
