@@ -857,6 +857,27 @@ func (w *realWorld) testPipelined(t *testing.T) {
 		a.body, _ = base64.StdEncoding.DecodeString(a.Body)
 		w.check(t, "python pipelined", s, a)
 	}
+
+	// HTTP/1.0: a spliced answer, then the connection closed; with
+	// keep-alive asked for, the next answer on the same connection.
+	large := steps[1] // an allowed Origin
+	one := strings.Replace(large.raw(), " HTTP/1.1\r\n", " HTTP/1.0\r\n", 1)
+	answers, err, closed = pipeline(t, w.edge.addr, one, []string{"GET"})
+	if err != nil || !closed || len(answers) != 1 {
+		t.Fatalf("HTTP/1.0: %d answers, %v, closed %v", len(answers), err, closed)
+	}
+	w.check(t, "HTTP/1.0", large, answers[0].clientAnswer)
+	kept := strings.Replace(one, "\r\n\r\n", "\r\nConnection: keep-alive\r\n\r\n", 1)
+	answers, err, closed = pipeline(t, w.edge.addr, kept+kept, []string{"GET", "GET"})
+	if err != nil || closed || len(answers) != 2 {
+		t.Fatalf("HTTP/1.0 keep-alive: %d answers, %v, closed %v", len(answers), err, closed)
+	}
+	for _, a := range answers {
+		if !slices.Contains(a.Lines, "Connection: keep-alive\r\n") {
+			t.Errorf("HTTP/1.0 keep-alive: the answer lacks Connection: keep-alive: %q", a.Lines)
+		}
+		w.check(t, "HTTP/1.0 keep-alive", large, a.clientAnswer)
+	}
 }
 
 // A spliced answer whose headers reach the end of the write buffer, behind
