@@ -39,10 +39,12 @@ func largeFeed(n, size int) string {
 // as the origin made them: plain and gzip, after HEAD, and pipelined.
 func TestEdgeLargeCachedBodies(t *testing.T) {
 	s := newSystem(t)
-	edge := s.startEdge(edgeOpts{})
 	site := s.site("enterprise")
 	k := s.key(site, "listings:read")
 	s.importFeed(site, largeFeed(20, 4000))
+	// Started after the import: its event reaching the edge after the
+	// miss below would drop the page, and the hit be a miss.
+	edge := s.startEdge(edgeOpts{})
 	path := "/v1/sites/" + site + "/listings?per_page=20"
 
 	miss := do(t, "GET", edge.url()+path, nil, bearer(k.Key))
