@@ -26,7 +26,7 @@ func init() {
 		if q {
 			return 30 * time.Second
 		}
-		return 60*time.Second + 2*7*3*time.Second // the sites made, then 7 requests × 2 sites
+		return 60*time.Second + 2*7*5*time.Second // the sites made, then 7 requests × 2 sites × 5 rounds
 	}
 }
 
@@ -40,7 +40,8 @@ func benchOriginListings(args []string) error {
 	fs := flag.NewFlagSet("origin-listings", flag.ContinueOnError)
 	small := fs.Int("small", 250, "listings on the small site")
 	large := fs.Int("listings", def(100000, 10000), "listings on the large site")
-	dur := fs.Duration("duration", def(3*time.Second, time.Second), "duration of each run")
+	dur := fs.Duration("duration", def(time.Second, time.Second), "duration of each run")
+	rounds := fs.Int("rounds", def(5, 1), "alternating rounds of each request on the two sites; the ratio is the median of the rounds'")
 	workers := fs.Int("workers", 16, "concurrent clients")
 	explain := fs.Bool("explain", def(true, false), "report EXPLAIN (ANALYZE, BUFFERS) of each request's queries on the large site")
 	if err := fs.Parse(args); err != nil {
@@ -80,10 +81,10 @@ func benchOriginListings(args []string) error {
 	go hs.Serve(ln)
 	defer hs.Close()
 
-	fmt.Printf("origin-listings: sites of %d and %d listings, %d clients, %v per run; searches %+v\n", *small, *large, *workers, *dur, words)
-	t := reportTable{Title: fmt.Sprintf("The origin alone (Postgres per request), %d clients, %v per run, the same requests on a site of %s listings and one of %s, side by side:",
-		*workers, *dur, fmtRate(float64(*small)), fmtRate(float64(*large))),
-		Header: []string{"request", "small req/s", "small p99", "large req/s", "large p99", "large / small"}}
+	fmt.Printf("origin-listings: sites of %d and %d listings, %d clients, %d rounds of %v per site; searches %+v\n", *small, *large, *workers, *rounds, *dur, words)
+	t := reportTable{Title: fmt.Sprintf("The origin alone (Postgres per request), %d clients, the same requests on a site of %s listings and one of %s, side by side: %d alternating rounds of %v on each site; req/s over all rounds, p99 the rounds' median, large / small the median of the rounds' own ratios:",
+		*workers, fmtRate(float64(*small)), fmtRate(float64(*large)), *rounds, *dur),
+		Header: []string{"request", "small req/s", "small p99", "large req/s", "large p99", "large / small", "rounds' ratios"}}
 	runs := map[string]any{}
 	requests := []struct{ name, path string }{
 		{"default page", "/listings"},
@@ -119,23 +120,39 @@ func benchOriginListings(args []string) error {
 			rq.path += sep + "per_page=" + fmt.Sprint(max(n, 1))
 			rq.name += fmt.Sprintf(" (%d a page)", max(n, 1))
 		}
-		var res [2]loadResult
-		for i, site := range []string{smallSite, largeSite} {
-			path := rq.path
-			if i == 0 && strings.Contains(path, "page=200") {
-				path = strings.Replace(path, "page=200", "page=1", 1)
+		// Rounds alternate which site goes first, so that a machine's
+		// drift through the run falls on both alike.
+		var res [2][]loadResult
+		var ratios []float64
+		for round := range *rounds {
+			var rr [2]loadResult
+			for k := range 2 {
+				i := k ^ (round & 1)
+				site, path := []string{smallSite, largeSite}[i], rq.path
+				if i == 0 && strings.Contains(path, "page=200") {
+					path = strings.Replace(path, "page=200", "page=1", 1)
+				}
+				rr[i] = closedLoop(ctx, *workers, *dur, 1_000_000, func(int) *http.Request { return get(site, path) }, nil)
+				if rr[i].Requests == 0 || rr[i].Statuses[200] != rr[i].Requests {
+					return fmt.Errorf("%s: %s", rq.name, rr[i])
+				}
 			}
-			res[i] = closedLoop(ctx, *workers, *dur, 1_000_000, func(int) *http.Request { return get(site, path) }, nil)
-			if res[i].Requests == 0 || res[i].Statuses[200] != res[i].Requests {
-				return fmt.Errorf("%s: %s", rq.name, res[i])
-			}
+			res[0], res[1] = append(res[0], rr[0]), append(res[1], rr[1])
+			ratios = append(ratios, rr[1].rps()/rr[0].rps())
 		}
-		r := res[1].rps() / res[0].rps()
-		fmt.Printf("origin-listings: %-40s small %s  large %s  large/small %s\n", rq.name, res[0], res[1], fmtRatio(r))
-		runs[rq.name] = map[string]any{"path": rq.path, "small": res[0], "large": res[1], "ratio": r}
-		t.Rows = append(t.Rows, []string{rq.name, fmtRate(res[0].rps()), fmtMs(ms(res[0].P99)),
-			fmtRate(res[1].rps()), fmtMs(ms(res[1].P99)), "**" + fmtRatio(r) + "**"})
-		summarize("origin-listings", "%s: large/small %s (%s vs %s req/s)", rq.name, fmtRatio(r), fmtRate(res[1].rps()), fmtRate(res[0].rps()))
+		all := [2]loadResult{pooled(res[0]), pooled(res[1])}
+		r := median(ratios)
+		var each []string
+		for _, x := range ratios {
+			each = append(each, fmtRatio(x))
+		}
+		fmt.Printf("origin-listings: %-40s small %s  large %s  large/small %s (rounds %s)\n", rq.name, all[0], all[1], fmtRatio(r), strings.Join(each, " "))
+		runs[rq.name] = map[string]any{"path": rq.path, "small": all[0], "large": all[1], "ratio": r, "round_ratios": ratios,
+			"small_rounds": res[0], "large_rounds": res[1]}
+		t.Rows = append(t.Rows, []string{rq.name, fmtRate(all[0].rps()), fmtMs(ms(all[0].P99)),
+			fmtRate(all[1].rps()), fmtMs(ms(all[1].P99)), "**" + fmtRatio(r) + "**", strings.Join(each, ", ")})
+		summarize("origin-listings", "%s: large/small %s, median of %d rounds (%s; %s vs %s req/s over all rounds)", rq.name, fmtRatio(r), *rounds,
+			strings.Join(each, " "), fmtRate(all[1].rps()), fmtRate(all[0].rps()))
 	}
 	addTable("origin-listings", t)
 	if *explain {
@@ -153,7 +170,26 @@ func benchOriginListings(args []string) error {
 		}
 	}
 	return writeResults("origin-listings", map[string]any{"small": *small, "large": *large, "workers": *workers,
-		"duration_s": dur.Seconds(), "runs": runs})
+		"duration_s": dur.Seconds(), "rounds": *rounds, "runs": runs})
+}
+
+// pooled is the runs as one: their requests over their time, each status
+// summed, and the median of their p50s and p99s.
+func pooled(runs []loadResult) loadResult {
+	var out loadResult
+	out.Statuses = map[int]int{}
+	var p50, p99 []float64
+	for _, r := range runs {
+		out.Requests += r.Requests
+		out.Errors += r.Errors
+		out.Duration += r.Duration
+		for k, v := range r.Statuses {
+			out.Statuses[k] += v
+		}
+		p50, p99 = append(p50, float64(r.P50)), append(p99, float64(r.P99))
+	}
+	out.P50, out.P99 = time.Duration(median(p50)), time.Duration(median(p99))
+	return out
 }
 
 // pageTotal asks for a page and returns its meta.total.
