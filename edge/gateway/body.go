@@ -344,13 +344,9 @@ func hasBearer(auth []byte) bool {
 // chunked framing.
 func hasRawField(raw []byte, name string) bool {
 	for len(raw) > 0 {
-		line := raw
-		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-			line, raw = raw[:i], raw[i+1:]
-		} else {
-			raw = nil
-		}
-		if k, _, ok := bytes.Cut(line, []byte(":")); ok && bytes.EqualFold(bytes.TrimSpace(k), []byte(name)) {
+		var line []byte
+		line, raw = nextRawLine(raw)
+		if _, ok := rawField(line, name); ok {
 			return true
 		}
 	}
@@ -364,20 +360,33 @@ func hasRawField(raw []byte, name string) bool {
 func asksClose(raw []byte) bool {
 	const name = "connection"
 	for len(raw) > 0 {
-		line := raw
-		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-			line, raw = raw[:i], raw[i+1:]
-		} else {
-			raw = nil
-		}
+		var line []byte
+		line, raw = nextRawLine(raw)
 		if len(line) <= len(name) || line[len(name)] != ':' && line[len(name)] != ' ' && line[len(name)] != '\t' {
 			continue
 		}
-		if k, v, ok := bytes.Cut(line, []byte(":")); ok && bytes.EqualFold(bytes.TrimSpace(k), []byte(name)) && hasToken(v, "close") {
+		if v, ok := rawField(line, name); ok && hasToken(v, "close") {
 			return true
 		}
 	}
 	return false
+}
+
+// nextRawLine splits a raw header block's first line (without its '\n')
+// from the rest.
+func nextRawLine(raw []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+		return raw[:i], raw[i+1:]
+	}
+	return raw, nil
+}
+
+// rawField returns the value of a raw header line when its field is named
+// name (lower case; the line's name compared case-insensitively, spaces
+// around it ignored).
+func rawField(line []byte, name string) (value []byte, ok bool) {
+	k, v, found := bytes.Cut(line, []byte(":"))
+	return v, found && bytes.EqualFold(bytes.TrimSpace(k), []byte(name))
 }
 
 // hasToken reports whether a comma-separated header value lists token,
