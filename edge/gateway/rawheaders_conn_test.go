@@ -19,17 +19,7 @@ import (
 func TestRawHeadersKeepAliveSequence(t *testing.T) {
 	key, stranger := mustKey(t), mustKey(t)
 	big := bytes.Repeat([]byte(`{"listing":"a fine house by the sea"},`), 500)
-	g, cache := gatewayFor(t, key, keycache.Info{Limit: 1 << 30, CORS: []string{allowedOrigin}}, Config{})
-	base := "/v1/sites/" + testSite
-	for _, p := range []struct {
-		path string
-		body []byte
-	}{{base + "/listings", big}, {base + "/agents", []byte(`{"data":[]}`)}} {
-		k := mustAppendKey(t, cache, []byte(testSite), []byte(p.path), nil)
-		if cache.Put(k, 200, []byte("application/json"), []byte("max-age=60"), []byte(`"e1"`), p.body, time.Now()) == nil {
-			t.Fatal("not stored")
-		}
-	}
+	g, base := cachedPages(t, key, big)
 	srv := edgeServer(g)
 	req := rawRequest
 	type step struct {
@@ -87,4 +77,23 @@ func TestRawHeadersKeepAliveSequence(t *testing.T) {
 	if slices.ContainsFunc(a[5].headers, func(h string) bool { return strings.HasPrefix(h, "Access-Control-Allow-Origin") }) {
 		t.Errorf("an answer without an Origin carries Access-Control-Allow-Origin: %q", a[5].headers)
 	}
+}
+
+// cachedPages is a gateway whose key's site, with allowedOrigin among its
+// CORS origins and no limit to speak of, has big cached at its /listings
+// and a small page at its /agents (ETag "e1" both), and the site's path.
+func cachedPages(t *testing.T, key string, big []byte) (*Gateway, string) {
+	t.Helper()
+	g, cache := gatewayFor(t, key, keycache.Info{Limit: 1 << 30, CORS: []string{allowedOrigin}}, Config{})
+	base := "/v1/sites/" + testSite
+	for _, p := range []struct {
+		path string
+		body []byte
+	}{{base + "/listings", big}, {base + "/agents", []byte(`{"data":[]}`)}} {
+		k := mustAppendKey(t, cache, []byte(testSite), []byte(p.path), nil)
+		if cache.Put(k, 200, []byte("application/json"), []byte("max-age=60"), []byte(`"e1"`), p.body, time.Now()) == nil {
+			t.Fatal("not stored")
+		}
+	}
+	return g, base
 }

@@ -6,9 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/listgate/listgate/edge/keycache"
 )
 
 // keepingConn is memConn keeping what is written to it while the gateway
@@ -36,17 +33,7 @@ func (c keepingConn) Write(p []byte) (int, error) {
 func TestSplicingAcrossTheWriteBuffer(t *testing.T) {
 	key := mustKey(t)
 	big := bytes.Repeat([]byte(`{"listing":"a fine house by the sea"},`), 200)
-	g, cache := gatewayFor(t, key, keycache.Info{Limit: 1 << 30, CORS: []string{allowedOrigin}}, Config{})
-	base := "/v1/sites/" + testSite
-	for _, p := range []struct {
-		path string
-		body []byte
-	}{{base + "/listings", big}, {base + "/agents", []byte(`{"data":[]}`)}} {
-		k := mustAppendKey(t, cache, []byte(testSite), []byte(p.path), nil)
-		if cache.Put(k, 200, []byte("application/json"), []byte("max-age=60"), []byte(`"e1"`), p.body, time.Now()) == nil {
-			t.Fatal("not stored")
-		}
-	}
+	g, base := cachedPages(t, key, big)
 	srv := edgeServer(g)
 	srv.WriteBufferSize = 4 << 10
 	small := func(id int) string {
