@@ -163,7 +163,7 @@ type listingQuery struct {
 // relevance, which reads every match it ranks: its page query returns the
 // total too, as its last column (pageCounts).
 func listingSQL(siteID string, f listingFilter) listingQuery {
-	b, tsq := listingWhere(siteID, f)
+	b, tsq, rankq := listingWhere(siteID, f)
 	if f.featuredOnly {
 		b.conds = append(b.conds, "l.featured")
 	}
@@ -203,7 +203,7 @@ func listingSQL(siteID string, f listingFilter) listingQuery {
 		q.page = `WITH c AS MATERIALIZED (
 				SELECT l.ctid AS tid, l.ref, l.modified_at FROM listings l
 				WHERE ` + b.where() + ` ORDER BY l.modified_at DESC, l.ref DESC LIMIT ` + fmt.Sprint(searchWindow+1) + `),
-			w AS MATERIALIZED (SELECT c.ref, c.modified_at, ts_rank_cd(v.search, ` + tsq + `) AS rank
+			w AS MATERIALIZED (SELECT c.ref, c.modified_at, ts_rank_cd(v.search, ` + rankq + `) AS rank
 				FROM (SELECT * FROM c ORDER BY c.modified_at DESC, c.ref DESC LIMIT ` + fmt.Sprint(searchWindow) + `) c
 				JOIN listings v ON v.ctid = c.tid),
 			p AS (SELECT ref, rank, modified_at FROM w
@@ -212,7 +212,7 @@ func listingSQL(siteID string, f listingFilter) listingQuery {
 			ORDER BY p.rank DESC, p.modified_at DESC, p.ref DESC`
 		return q
 	}
-	order := orderBy(f.sort, tsq)
+	order := orderBy(f.sort, rankq)
 	if f.offset() == 0 {
 		q.page = `SELECT ` + rowColumns + ` FROM listings l WHERE ` + b.where() +
 			` ORDER BY ` + order + ` LIMIT ` + limit + ` OFFSET ` + offset

@@ -22,7 +22,7 @@ func rankedRefs(tb testing.TB, e *testEnv, q string, recent int) []int64 {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b, tsq := listingWhere(e.site, f)
+	b, tsq, _ := listingWhere(e.site, f)
 	sql := `SELECT l.ref FROM listings l WHERE ` + b.where() + ` ORDER BY ts_rank_cd(l.search, ` + tsq + `) DESC, l.modified_at DESC, l.ref DESC`
 	if recent > 0 {
 		sql = `SELECT ref FROM (SELECT l.ref, l.modified_at, ts_rank_cd(l.search, ` + tsq + `) AS rank FROM listings l

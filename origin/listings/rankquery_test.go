@@ -1,0 +1,99 @@
+package listings
+
+import (
+	"bytes"
+	"context"
+	"net/url"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/listgate/listgate/pkg/reaxml/reaxmlgen"
+)
+
+// A search ranks by a query without the stems its prefixes already match
+// (rankWord), and every listing it matches ranks exactly as by the whole
+// query: for every word of a generated site's text, as a whole word and as
+// a four-letter prefix, and for searches of several words and abbreviations.
+func TestRankQueryRanksAlike(t *testing.T) {
+	e := newEnv(t)
+	var feed bytes.Buffer
+	if err := reaxmlgen.Generate(&feed, reaxmlgen.Options{Seed: 29, Listings: 150}); err != nil {
+		t.Fatal(err)
+	}
+	e.mustImport(t, feed.String())
+	ctx := context.Background()
+	rows, _ := e.db.Pool.Query(ctx, `SELECT word FROM ts_stat(format('SELECT to_tsvector(''simple'', coalesce(headline, '''') || '' '' ||
+		coalesce(description, '''') || '' '' || coalesce(search_address, '''')) FROM listings WHERE site_id = %L', $1::text))
+		WHERE length(word) >= 3 ORDER BY ndoc DESC, word LIMIT 400`, e.site)
+	words, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(words) < 300 {
+		t.Fatalf("words: %d, %v", len(words), err)
+	}
+	queries := []string{"modern kitchen pool", "renovated family home", "st kilda rd", "3 bed quiet street", "open plan living"}
+	for _, w := range words {
+		queries = append(queries, w)
+		if r := []rune(w); len(r) > 4 {
+			queries = append(queries, string(r[:4]))
+		}
+	}
+	smaller, alike := 0, 0
+	for _, q := range queries {
+		f, err := parseListingFilter(&url.URL{RawQuery: "q=" + url.QueryEscape(q)}, searchParams, true)
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		b, tsq, rankq := listingWhere(e.site, f)
+		if tsq == "" {
+			continue
+		}
+		var n, differ, whole, ranked int
+		if err := e.db.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE ts_rank_cd(l.search, `+tsq+`) <> ts_rank_cd(l.search, `+rankq+`)),
+				numnode(`+tsq+`), numnode(`+rankq+`) FROM listings l WHERE `+b.where(), b.args...).Scan(&n, &differ, &whole, &ranked); err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		if n == 0 { // an English stop word: not in the vectors
+			continue
+		}
+		if differ != 0 {
+			t.Errorf("%q: %d of %d listings rank otherwise by the smaller query", q, differ, n)
+		}
+		switch {
+		case ranked < whole:
+			smaller++
+		case ranked == whole:
+			alike++
+		default:
+			t.Errorf("%q: rank query of %d items, the whole of %d", q, ranked, whole)
+		}
+	}
+	// Both kinds of word are among the site's: a stem the prefix matches
+	// (kitchen) and one it does not (houses: hous).
+	if smaller < 100 || alike < 20 {
+		t.Errorf("rank queries smaller for %d searches, the same for %d of %d", smaller, alike, len(queries))
+	}
+	t.Logf("rank queries smaller for %d searches, the same for %d", smaller, alike)
+}
+
+// The rank query of a word leaves its stem out exactly when the prefix
+// matches the stem.
+func TestRankWord(t *testing.T) {
+	e := newEnv(t)
+	for word, want := range map[string]string{
+		"kitchen": "'kitchen':*",
+		"bedr":    "'bedr':*",
+		"huntly":  "'huntly':* | 'hunt'",
+		"houses":  "'houses':* | 'hous'",
+		"running": "'running':* | 'run'",
+		"3":       "'3':*",
+		"über":    "'über':*",
+	} {
+		var got, whole string
+		if err := e.db.Pool.QueryRow(context.Background(), `SELECT (`+rankWord("$1")+`)::text, (`+prefixQuery("$1")+` || `+stemQuery("$1")+`)::text`, word).Scan(&got, &whole); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%q: rank query %s (whole %s), want %s", word, got, whole, want)
+		}
+	}
+}
