@@ -12,6 +12,7 @@ import (
 
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/devproc"
+	"github.com/listgate/listgate/pkg/syncbuf"
 )
 
 // `origin dev` (make run) stops the edge before the origin on Ctrl-C, so
@@ -30,7 +31,7 @@ func TestDevStopsTheEdgeFirst(t *testing.T) {
 	dbURL := storetest.URL(t)
 	vars := map[string]string{"LISTGATE_DATABASE_URL": dbURL,
 		"LISTGATE_ORIGIN_ADDR": "127.0.0.1:0", "LISTGATE_EDGE_ADDR": "127.0.0.1:0"}
-	var out, logs syncBuffer
+	var out, logs syncbuf.Buffer
 	e := &env{stdout: &out, stderr: &logs, getenv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -108,7 +109,7 @@ func TestDevAtWarnLevel(t *testing.T) {
 	t.Setenv("LISTGATE_EDGE_ADMIN_ADDR", "127.0.0.1:0")
 	vars := map[string]string{"LISTGATE_DATABASE_URL": storetest.URL(t), "LISTGATE_LOG_LEVEL": "warn",
 		"LISTGATE_ORIGIN_ADDR": "127.0.0.1:0", "LISTGATE_EDGE_ADDR": edgeAddr}
-	var out, logs syncBuffer
+	var out, logs syncbuf.Buffer
 	e := &env{stdout: &out, stderr: &logs, getenv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

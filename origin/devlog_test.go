@@ -16,6 +16,7 @@ import (
 
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/devproc"
+	"github.com/listgate/listgate/pkg/syncbuf"
 )
 
 // LISTGATE_LOG_FORMAT selects serve's log format: JSON by default, text
@@ -89,7 +90,7 @@ func TestDevBannerAndLogs(t *testing.T) {
 	getenv := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
 	stdin, typed := io.Pipe()
 	defer typed.Close()
-	var out, logs syncBuffer
+	var out, logs syncbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -198,7 +199,7 @@ func TestDevBannerAfterLogsSettle(t *testing.T) {
 	defer func(d time.Duration) { bannerSettle = d }(bannerSettle)
 	bannerSettle = 50 * time.Millisecond
 	for _, logged := range []bool{true, false} {
-		var out, logs syncBuffer
+		var out, logs syncbuf.Buffer
 		s, err := newDevSession(&env{stdout: &out, stderr: &logs}, func(k string) (string, bool) {
 			if k == "LISTGATE_DEV_BANNER_FILE" {
 				return filepath.Join(t.TempDir(), "b"), true

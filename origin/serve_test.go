@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/config"
+	"github.com/listgate/listgate/pkg/syncbuf"
 )
 
 const testToken = "0123456789abcdef0123456789abcdef-test"
@@ -74,7 +74,7 @@ func serveInProcess(t *testing.T, cfg config.Origin, stderr io.Writer) (addr str
 }
 
 func TestServeInProcessShutsDownOnCancel(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	addr, stop := serveInProcess(t, testServeConfig(t), &logs)
 	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/v1/nope": 404} {
 		resp, err := http.Get("http://" + addr + path)
@@ -92,24 +92,6 @@ func TestServeInProcessShutsDownOnCancel(t *testing.T) {
 	if _, err := net.Dial("tcp", addr); err == nil {
 		t.Error("still listening after shutdown")
 	}
-}
-
-// syncBuffer is a bytes.Buffer written and read from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // mustBuildOrigin builds this binary for a test; tests that call it skip

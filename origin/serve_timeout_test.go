@@ -14,6 +14,7 @@ import (
 	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/pkg/internalapi"
 	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/syncbuf"
 )
 
 // A read whose query cannot finish (the listings table is locked by
@@ -23,7 +24,7 @@ import (
 func TestServeRequestTimeoutCancelsTheQuery(t *testing.T) {
 	cfg := testServeConfig(t)
 	cfg.RequestTimeout = 300 * time.Millisecond
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	addr, _ := serveInProcess(t, cfg, &logs)
 
 	ctx := context.Background()

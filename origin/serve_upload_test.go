@@ -9,6 +9,8 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/listgate/listgate/pkg/syncbuf"
 )
 
 // serve mounts the upload API and runs its workers: a client made with the
@@ -29,7 +31,7 @@ func TestServeRunsTheUploadAPI(t *testing.T) {
 	}
 	cli.mustJSON(&client, "oauth-clients", "create", "--site", site.ID, "--name", "CRM", "--json")
 
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	addr, stop := serveInProcess(t, cfg, &logs)
 	base := "http://" + addr
 	call := func(req *http.Request, dst any) int {

@@ -2,7 +2,6 @@ package events
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -10,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/syncbuf"
 )
 
 func TestMain(m *testing.M) { os.Exit(devdbtest.RunTests(m)) }
@@ -34,7 +33,7 @@ type origin struct {
 	db   *store.DB
 	hub  *Hub
 	srv  *httptest.Server
-	logs *syncBuffer
+	logs *syncbuf.Buffer
 	stop func() // stops the hub and waits for Run to return
 }
 
@@ -48,7 +47,7 @@ func newOrigin(tb testing.TB, url string, cfg Config, tune ...func(*Hub, *httpte
 		tb.Fatal(err)
 	}
 	tb.Cleanup(db.Close)
-	o := &origin{db: db, logs: &syncBuffer{}}
+	o := &origin{db: db, logs: &syncbuf.Buffer{}}
 	tb.Cleanup(func() {
 		if tb.Failed() {
 			tb.Logf("origin log:\n%s", o.logs.String())
@@ -305,24 +304,6 @@ func mustEvents(tb testing.TB, db *store.DB, site string, n int) []string {
 		ids = append(ids, id)
 	}
 	return ids
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // fast is a configuration with test timings.

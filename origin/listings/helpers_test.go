@@ -1,7 +1,6 @@
 package listings
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -21,6 +19,7 @@ import (
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/syncbuf"
 )
 
 func TestMain(m *testing.M) { os.Exit(devdbtest.RunTests(m)) }
@@ -46,7 +45,7 @@ func newEnvOn(tb testing.TB, db *store.DB) *testEnv {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	tb.Cleanup(func() {
 		if tb.Failed() {
 			tb.Logf("server log:\n%s", logs.String())
@@ -160,22 +159,4 @@ func (e *testEnv) getError(tb testing.TB, r req) (int, errorBody) {
 type listingPage struct {
 	Data []model.Listing
 	Meta model.Meta
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/syncbuf"
 )
 
 func TestMain(m *testing.M) { os.Exit(devdbtest.RunTests(m)) }
@@ -52,24 +53,6 @@ func (c *clock) advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // harness is an upload Service mounted on the origin's API server, over
 // HTTP, on a database of the test's own.
 type harness struct {
@@ -80,7 +63,7 @@ type harness struct {
 	// handler is the API server's, for servers of other settings.
 	handler http.Handler
 	clock   *clock
-	logs    *syncBuffer
+	logs    *syncbuf.Buffer
 }
 
 // newHarness builds a service on a new database; tune adjusts the test
@@ -93,7 +76,7 @@ func newHarness(tb testing.TB, tune func(*Config)) *harness {
 // newHarnessOn builds a service on db, as a second origin would.
 func newHarnessOn(tb testing.TB, db *store.DB, tune func(*Config)) *harness {
 	tb.Helper()
-	h := &harness{tb: tb, db: db, clock: &clock{t: time.Now()}, logs: &syncBuffer{}}
+	h := &harness{tb: tb, db: db, clock: &clock{t: time.Now()}, logs: &syncbuf.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg := Config{DB: db, Importer: ingest.New(db, log), Log: log, Now: h.clock.now,
 		PollInterval: 50 * time.Millisecond, Lease: 3 * time.Second, RetryDelay: 10 * time.Millisecond}

@@ -1,7 +1,6 @@
 package pairinghttp_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -23,6 +22,7 @@ import (
 	"github.com/listgate/listgate/pkg/apikey"
 	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/syncbuf"
 )
 
 func TestMain(m *testing.M) { os.Exit(devdbtest.RunTests(m)) }
@@ -51,24 +51,6 @@ func (c *clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// syncBuffer collects log lines from concurrent requests.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // env is the origin's API with the pairing routes on a database of its
 // own, behind the contract check, with one site.
 type env struct {
@@ -77,7 +59,7 @@ type env struct {
 	clock *clock
 	h     http.Handler
 	site  string
-	logs  *syncBuffer
+	logs  *syncbuf.Buffer
 }
 
 func newEnv(tb testing.TB, tune ...func(*pairing.Config)) *env {
@@ -87,7 +69,7 @@ func newEnv(tb testing.TB, tune ...func(*pairing.Config)) *env {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := &clock{now: time.Now().UTC().Truncate(time.Millisecond)}
 	cfg := pairing.Config{Store: db.Pairings(), PublicURL: publicURL + "/", Log: log, Now: c.Now}
