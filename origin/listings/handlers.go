@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/pkg/apierror"
 	"github.com/listgate/listgate/pkg/model"
 )
@@ -283,7 +284,10 @@ func (s *Service) one(w http.ResponseWriter, r *http.Request, st site) error {
 // resolve finds a listing's ref from the path segment.
 func (s *Service) resolve(ctx context.Context, siteID, key string) (int64, error) {
 	notFound := apierror.NotFound("listing not found")
-	if key == "" || len(key) > 200 {
+	// No listing's id can hold what a text column refuses (a NUL, bytes
+	// that are not UTF-8): such a key is not found, not sent to fail a
+	// query.
+	if key == "" || len(key) > 200 || !api.Storable(key) {
 		return 0, notFound
 	}
 	if ref, err := strconv.ParseInt(key, 10, 64); err == nil && ref > 0 {

@@ -28,9 +28,29 @@ const token = "0123456789abcdef0123456789abcdef-test"
 
 // testEnv is a read API on a database of its own with one site.
 type testEnv struct {
-	db   *store.DB
-	h    http.Handler
-	site string
+	db *store.DB
+	h  http.Handler // server behind the contract check, reporting to the env's test
+	// server is the API's handler alone, for a fuzz target to put behind a
+	// contract check of each input's own test (forInput).
+	server http.Handler
+	site   string
+}
+
+// forInput is e with its server behind a contract check that reports to
+// t: a fuzz target's input, whose failures cannot go to the fuzz test.
+func (e *testEnv) forInput(t *testing.T) *testEnv {
+	in := *e
+	in.h = contract.Wrap(t, e.server)
+	return &in
+}
+
+// bare is e with its server alone, for requests the document cannot
+// describe: values the server takes in any case or with spaces around
+// them (status=CURRENT), which the document's enums list in one.
+func (e *testEnv) bare() *testEnv {
+	in := *e
+	in.h = e.server
+	return &in
 }
 
 func newEnv(tb testing.TB) *testEnv {
@@ -54,7 +74,7 @@ func newEnvOn(tb testing.TB, db *store.DB) *testEnv {
 	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
 		InternalToken: token, Log: slog.New(slog.NewJSONHandler(&logs, nil)),
 		Mounts: []api.Mounter{New(Config{DB: db})}})
-	return &testEnv{db: db, h: contract.Wrap(tb, srv.Handler()), site: s.ID}
+	return &testEnv{db: db, h: contract.Wrap(tb, srv.Handler()), server: srv.Handler(), site: s.ID}
 }
 
 func (e *testEnv) mustImport(tb testing.TB, feed string) {

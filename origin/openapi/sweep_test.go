@@ -177,8 +177,22 @@ func TestReadRoutesAgainstTheDocument(t *testing.T) {
 				}
 			}
 			if rt.missing != "" {
-				if status, _, body := o.do(t, call{path: base + rt.missing}); status != 404 {
-					t.Errorf("%s = %d, want 404: %s", rt.missing, status, body)
+				// Ids no text column can hold (a NUL, bytes that are not
+				// UTF-8) are not found either: never sent to fail a query.
+				parent := rt.missing[:strings.LastIndexByte(rt.missing, '/')+1]
+				for _, missing := range []string{rt.missing, parent + "%00", parent + "a%00b", parent + "%FF", parent + "X:%00"} {
+					if status, _, body := o.do(t, call{path: base + missing}); status != 404 {
+						t.Errorf("%s = %d, want 404: %s", missing, status, body)
+					}
+				}
+			}
+			if strings.HasPrefix(rt.path, "/listings") && !strings.Contains(rt.path, "/listings/") || strings.HasPrefix(rt.path, "/listings/search") {
+				// A query value no text column can hold is refused as a
+				// malformed query, before any query runs.
+				for _, v := range []string{"suburb=%00", "category=a%00b"} {
+					if status, _, body := o.do(t, call{path: path + sep + v}); status != 422 {
+						t.Errorf("%s%s%s = %d, want 422: %s", path, sep, v, status, body)
+					}
 				}
 			}
 		})

@@ -170,11 +170,13 @@ func isUniqueViolation(err error, constraint string) bool {
 		(constraint == "" || pgErr.ConstraintName == constraint)
 }
 
-// isInvalidText reports whether err is Postgres rejecting a malformed value,
-// such as a string that is not a UUID.
+// isInvalidText reports whether err is Postgres rejecting a malformed value:
+// a string that is not a UUID (22P02, invalid_text_representation), or one
+// no text can hold, with a NUL or bytes that are not UTF-8 (22021,
+// character_not_in_repertoire). Either way no row has it.
 func isInvalidText(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "22P02"
+	return errors.As(err, &pgErr) && (pgErr.Code == "22P02" || pgErr.Code == "22021")
 }
 
 // isForeignKeyViolation reports whether err is a foreign key violation.
