@@ -48,8 +48,8 @@ var scratchPool = sync.Pool{New: func() any { return &queryScratch{buf: make([]b
 // parameters give the same bytes, and the origin reads the canonical form as
 // exactly those parameters, so the form is both the cache key and what is
 // forwarded. A query ParseQuery would reject (a ';' in a pair, a bad escape),
-// or one that decodes to other than UTF-8, is ErrMalformedQuery, as the
-// origin refuses it; one of more than MaxParams parameters is
+// or one that decodes to other than UTF-8 or to a NUL character, is
+// ErrMalformedQuery, as the origin refuses it (origin/api.ParseQuery); one of more than MaxParams parameters is
 // ErrTooManyParams. It allocates nothing in the steady state.
 func AppendCanonicalQuery(dst, raw []byte) ([]byte, error) {
 	if plainQuery(raw) {
@@ -142,7 +142,8 @@ func appendCanonicalQuery(dst, raw []byte) ([]byte, error) {
 			buf, ok = appendUnescape(buf, v)
 			sp.ve = len(buf)
 		}
-		if !ok || !utf8.Valid(buf[sp.ks:sp.ke]) || !utf8.Valid(buf[sp.vs:sp.ve]) {
+		// The name and value are consecutive in buf: [ks, ve) holds both.
+		if !ok || !utf8.Valid(buf[sp.ks:sp.ke]) || !utf8.Valid(buf[sp.vs:sp.ve]) || bytes.IndexByte(buf[sp.ks:sp.ve], 0) >= 0 {
 			s.buf = buf
 			return dst, ErrMalformedQuery
 		}

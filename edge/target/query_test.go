@@ -74,15 +74,15 @@ func TestCanonicalQuery(t *testing.T) {
 // defaults.
 func FuzzCanonicalQuery(f *testing.F) {
 	for _, s := range []string{"", "a=1", "type=rental&min_price=5&page=1", "&&", "q=main+rd&sort=price&per_page=20",
-		";0=1&status=withdrawn", "%zz=1", "q=%e2%82%ac+x", "=x&x", "page=%31", "page=1&page=2", "per_page=20&per_page=20"} {
+		";0=1&status=withdrawn", "%zz=1", "q=%e2%82%ac+x", "=x&x", "page=%31", "suburb=a%00", "%00=1", "page=1&page=2", "per_page=20&per_page=20"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		once, err := AppendCanonicalQuery(nil, []byte(raw))
 		origin, oerr := url.ParseQuery(raw)
-		for k, vs := range origin { // the origin refuses what is not UTF-8 (origin/api.ParseQuery)
-			if !utf8.ValidString(k) || !utf8.ValidString(strings.Join(vs, "")) {
-				oerr = errors.New("not UTF-8")
+		for k, vs := range origin { // the origin refuses what is not UTF-8 or holds a NUL (origin/api.ParseQuery)
+			if all := k + strings.Join(vs, ""); !utf8.ValidString(k) || !utf8.ValidString(strings.Join(vs, "")) || strings.IndexByte(all, 0) >= 0 {
+				oerr = errors.New("not UTF-8, or a NUL")
 			}
 		}
 		if oerr != nil {
