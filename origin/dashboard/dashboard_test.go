@@ -576,3 +576,23 @@ func TestAccessControl(t *testing.T) {
 		t.Fatalf("A's pairing %s", ps[0].Status)
 	}
 }
+
+// A form whose fields hold what no text column can (a NUL, bytes that are
+// not UTF-8) is refused as unreadable (400), signed in or not, where the
+// sign-in form's e-mail address with a NUL failed its query (500).
+func TestFormsOfTextNoColumnHolds(t *testing.T) {
+	f := newFixture(t)
+	b := f.browser(t)
+	for _, tc := range []struct{ email, password string }{
+		{"a\x00@bayside.example", passwordA}, {"a@bayside.example", "pass\x00word"}, {"\xff@bayside.example", passwordA}} {
+		if code, body := b.login(tc.email, tc.password); code != http.StatusBadRequest || !strings.Contains(body, "The form could not be read.") {
+			t.Errorf("sign in as %q: %d %s", tc.email, code, body)
+		}
+	}
+	b.mustLogin("a@bayside.example", passwordA)
+	token := b.csrf("/dashboard/sites/" + f.siteA.ID)
+	if code, body := b.post("/dashboard/sites/"+f.siteA.ID+"/webhooks", url.Values{"csrf_token": {token},
+		"url": {"https://hooks.example/\x00"}}); code != http.StatusBadRequest || !strings.Contains(body, "The form could not be read.") {
+		t.Errorf("webhook with a NUL: %d %s", code, body)
+	}
+}

@@ -102,7 +102,7 @@ func (h *Handler) public(fn api.HandlerFunc) api.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-			if err := r.ParseForm(); err != nil {
+			if err := r.ParseForm(); err != nil || !storableForm(r.Form) {
 				h.fail(w, r, nil, &pageError{http.StatusBadRequest, "The form could not be read."})
 				return nil
 			}
@@ -135,7 +135,7 @@ func (h *Handler) signedIn(fn sessionHandler) api.HandlerFunc {
 		data := h.base(s)
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-			if err := r.ParseForm(); err != nil {
+			if err := r.ParseForm(); err != nil || !storableForm(r.Form) {
 				h.fail(w, r, data, &pageError{http.StatusBadRequest, "The form could not be read."})
 				return nil
 			}
@@ -149,6 +149,24 @@ func (h *Handler) signedIn(fn sessionHandler) api.HandlerFunc {
 		}
 		return nil
 	}
+}
+
+// storableForm reports whether every name and value of a form (with the
+// URL's query) is text a column can hold: no NUL, nothing but UTF-8.
+// Postgres fails a query given anything else, so such a form is refused
+// as unreadable before it reaches one.
+func storableForm(form url.Values) bool {
+	for k, vs := range form {
+		if !api.Storable(k) {
+			return false
+		}
+		for _, v := range vs {
+			if !api.Storable(v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // session returns the request's live session; nil and a NOT_FOUND error
