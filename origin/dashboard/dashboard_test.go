@@ -595,4 +595,14 @@ func TestFormsOfTextNoColumnHolds(t *testing.T) {
 		"url": {"https://hooks.example/\x00"}}); code != http.StatusBadRequest || !strings.Contains(body, "The form could not be read.") {
 		t.Errorf("webhook with a NUL: %d %s", code, body)
 	}
+	// And a page's query: the listings page searched with its q.
+	for _, q := range []string{"q=%00", "q=a%00b", "q=%FF", "status=%00"} {
+		path := "/dashboard/sites/" + f.siteA.ID + "/listings?" + q
+		if code, body := b.get(path); code != http.StatusBadRequest || !strings.Contains(body, "The address could not be read.") {
+			t.Errorf("GET %s: %d %s", path, code, body)
+		}
+	}
+	if code, body := b.get("/dashboard/login?next=%00"); code != http.StatusBadRequest {
+		t.Errorf("sign-in page with a NUL: %d %s", code, body)
+	}
 }

@@ -100,6 +100,10 @@ type sessionHandler func(w http.ResponseWriter, r *http.Request, s *store.Sessio
 // public wraps a page anyone may see.
 func (h *Handler) public(fn api.HandlerFunc) api.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		if !storableForm(r.URL.Query()) {
+			h.fail(w, r, nil, &pageError{http.StatusBadRequest, "The address could not be read."})
+			return nil
+		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 			if err := r.ParseForm(); err != nil || !storableForm(r.Form) {
@@ -133,6 +137,10 @@ func (h *Handler) signedIn(fn sessionHandler) api.HandlerFunc {
 			return nil
 		}
 		data := h.base(s)
+		if !storableForm(r.URL.Query()) {
+			h.fail(w, r, data, &pageError{http.StatusBadRequest, "The address could not be read."})
+			return nil
+		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 			if err := r.ParseForm(); err != nil || !storableForm(r.Form) {
@@ -151,8 +159,8 @@ func (h *Handler) signedIn(fn sessionHandler) api.HandlerFunc {
 	}
 }
 
-// storableForm reports whether every name and value of a form (with the
-// URL's query) is text a column can hold: no NUL, nothing but UTF-8.
+// storableForm reports whether every name and value of a form, or of a
+// page's query, is text a column can hold: no NUL, nothing but UTF-8.
 // Postgres fails a query given anything else, so such a form is refused
 // as unreadable before it reaches one.
 func storableForm(form url.Values) bool {
