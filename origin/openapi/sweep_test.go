@@ -302,3 +302,42 @@ func FuzzReadRoutes(f *testing.F) {
 		}
 	})
 }
+
+// Whatever body a client posts as a lead, and with whatever Idempotency-Key,
+// the origin never answers with a server error: the body is decoded and
+// checked whole before the lead's references are looked up or it is stored.
+func FuzzLeadRoute(f *testing.F) {
+	o := newOrigin(f)
+	ref := o.first(f, "/v1/sites/"+o.site+"/listings", "listing_ref")
+	id := o.first(f, "/v1/sites/"+o.site+"/listings", "listing_id")
+	agent := o.first(f, "/v1/sites/"+o.site+"/agents", "agent_id")
+	for _, b := range []string{`{"name":"Ann","email":"ann@example.com"}`, `{"name":"Ann","phone":"+61 400 000 000"}`,
+		`{"name":"Ann","email":"ann@example.com","listing_ref":` + ref + `}`, `{"name":"Ann","email":"a@b.c","listing_id":"` + id + `"}`,
+		`{"name":"Ann","email":"a@b.c","listing_id":"X:` + id + `"}`, `{"name":"Ann","email":"a@b.c","agent_id":"` + agent + `"}`,
+		`{"name":"Ann","email":"a@b.c","listing_ref":99999999999999}`, `{"name":"Ann","email":"a@b.c","listing_ref":-1}`,
+		`{"name":"Ann","email":"a@b.c","type":"appraisal","message":"` + strings.Repeat("x", 5000) + `"}`,
+		`{"name":"Ann","email":"a@b.c","metadata":{"utm":"x","n":1,"b":true,"z":null}}`, `{"name":"\u0000"}`, `{"name":"\ud800"}`,
+		`{"name":"Ann","email":"a@b.c","inspection_at":"2024-02-30T10:00:00Z"}`, `[]`, `null`, `{`, ``, `{"name":1e999}`} {
+		f.Add(b, "")
+		f.Add(b, "key-1")
+	}
+	f.Fuzz(func(t *testing.T, body, key string) {
+		req := httptest.NewRequest("POST", "/v1/leads", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			if strings.IndexFunc(key, func(r rune) bool { return r < ' ' || r == 0x7f }) >= 0 {
+				return // not a header value HTTP carries
+			}
+			req.Header.Set("Idempotency-Key", key)
+		}
+		req.Header.Set(api.HeaderInternalToken, internalToken)
+		req.Header.Set(api.HeaderSite, o.site)
+		req.Header.Set(api.HeaderKeyID, "6f1c2a8e-0000-4000-8000-0000000000aa")
+		req.Header.Set(api.HeaderScopes, "leads:write")
+		rec := httptest.NewRecorder()
+		o.server.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("POST /v1/leads %q (key %q): %d %s", body, key, rec.Code, rec.Body)
+		}
+	})
+}
