@@ -19,13 +19,14 @@ import (
 // other.
 func ParseQuery(rawQuery string) (url.Values, error) {
 	v, err := url.ParseQuery(rawQuery)
-	if err != nil || !validText(v) {
+	if err != nil || !StorableValues(v) {
 		return nil, apierror.InvalidField("query", "malformed query string")
 	}
 	return v, nil
 }
 
-func validText(v url.Values) bool {
+// StorableValues reports whether every name and value of v is Storable.
+func StorableValues(v url.Values) bool {
 	for k, vs := range v {
 		if !Storable(k) {
 			return false

@@ -100,13 +100,16 @@ type sessionHandler func(w http.ResponseWriter, r *http.Request, s *store.Sessio
 // public wraps a page anyone may see.
 func (h *Handler) public(fn api.HandlerFunc) api.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if !storableForm(r.URL.Query()) {
+		// Text no column can hold (a NUL, bytes that are not UTF-8) would
+		// fail a page's query: the query and the posted form (r.PostForm,
+		// the body's alone) are refused as unreadable before.
+		if !api.StorableValues(r.URL.Query()) {
 			h.fail(w, r, nil, &pageError{http.StatusBadRequest, "The address could not be read."})
 			return nil
 		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-			if err := r.ParseForm(); err != nil || !storableForm(r.Form) {
+			if err := r.ParseForm(); err != nil || !api.StorableValues(r.PostForm) {
 				h.fail(w, r, nil, &pageError{http.StatusBadRequest, "The form could not be read."})
 				return nil
 			}
@@ -137,13 +140,13 @@ func (h *Handler) signedIn(fn sessionHandler) api.HandlerFunc {
 			return nil
 		}
 		data := h.base(s)
-		if !storableForm(r.URL.Query()) {
+		if !api.StorableValues(r.URL.Query()) {
 			h.fail(w, r, data, &pageError{http.StatusBadRequest, "The address could not be read."})
 			return nil
 		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-			if err := r.ParseForm(); err != nil || !storableForm(r.Form) {
+			if err := r.ParseForm(); err != nil || !api.StorableValues(r.PostForm) {
 				h.fail(w, r, data, &pageError{http.StatusBadRequest, "The form could not be read."})
 				return nil
 			}
@@ -157,24 +160,6 @@ func (h *Handler) signedIn(fn sessionHandler) api.HandlerFunc {
 		}
 		return nil
 	}
-}
-
-// storableForm reports whether every name and value of a form, or of a
-// page's query, is text a column can hold: no NUL, nothing but UTF-8.
-// Postgres fails a query given anything else, so such a form is refused
-// as unreadable before it reaches one.
-func storableForm(form url.Values) bool {
-	for k, vs := range form {
-		if !api.Storable(k) {
-			return false
-		}
-		for _, v := range vs {
-			if !api.Storable(v) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // session returns the request's live session; nil and a NOT_FOUND error
