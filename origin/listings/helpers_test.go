@@ -1,6 +1,7 @@
 package listings
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	json "github.com/goccy/go-json"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/listgate/listgate/origin/api"
 	"github.com/listgate/listgate/origin/ingest"
@@ -19,6 +21,7 @@ import (
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 	"github.com/listgate/listgate/pkg/model"
+	"github.com/listgate/listgate/pkg/reaxml/reaxmlgen"
 	"github.com/listgate/listgate/pkg/syncbuf"
 )
 
@@ -75,6 +78,42 @@ func newEnvOn(tb testing.TB, db *store.DB) *testEnv {
 		InternalToken: token, Log: slog.New(slog.NewJSONHandler(&logs, nil)),
 		Mounts: []api.Mounter{New(Config{DB: db})}})
 	return &testEnv{db: db, h: contract.Wrap(tb, srv.Handler()), server: srv.Handler(), site: s.ID}
+}
+
+// mustImportGenerated imports a feed of n listings from the feed
+// generator with seed.
+func (e *testEnv) mustImportGenerated(tb testing.TB, seed uint64, n int) {
+	tb.Helper()
+	var feed bytes.Buffer
+	if err := reaxmlgen.Generate(&feed, reaxmlgen.Options{Seed: seed, Listings: n}); err != nil {
+		tb.Fatal(err)
+	}
+	e.mustImport(tb, feed.String())
+}
+
+// siteWords are the words of at least minLen characters in the site's
+// headlines, descriptions and addresses, the most common first: at most
+// most of them, and at least least.
+func (e *testEnv) siteWords(tb testing.TB, minLen, least, most int) []string {
+	tb.Helper()
+	rows, _ := e.db.Pool.Query(context.Background(), `SELECT word FROM ts_stat(format('SELECT to_tsvector(''simple'',
+		coalesce(headline, '''') || '' '' || coalesce(description, '''') || '' '' || coalesce(search_address, ''''))
+		FROM listings WHERE site_id = %L', $1::text)) WHERE length(word) >= $2 ORDER BY ndoc DESC, word LIMIT $3`, e.site, minLen, most)
+	words, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(words) < least {
+		tb.Fatalf("words: %d, %v", len(words), err)
+	}
+	return words
+}
+
+// ranksApart counts the listings a search's conditions (b) match, and of
+// them those its rank query ranks otherwise than its whole query does
+// (listingWhere), with the size of each query.
+func (e *testEnv) ranksApart(b *sqlBuilder, tsq, rankq string) (matches, differ, whole, ranked int, err error) {
+	err = e.db.Pool.QueryRow(context.Background(), `SELECT count(*),
+			count(*) FILTER (WHERE ts_rank_cd(l.search, `+tsq+`) <> ts_rank_cd(l.search, `+rankq+`)),
+			numnode(`+tsq+`), numnode(`+rankq+`) FROM listings l WHERE `+b.where(), b.args...).Scan(&matches, &differ, &whole, &ranked)
+	return matches, differ, whole, ranked, err
 }
 
 func (e *testEnv) mustImport(tb testing.TB, feed string) {

@@ -1,14 +1,9 @@
 package listings
 
 import (
-	"bytes"
 	"context"
 	"net/url"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
-
-	"github.com/listgate/listgate/pkg/reaxml/reaxmlgen"
 )
 
 // A search ranks by a query without the stems its prefixes already match
@@ -17,19 +12,8 @@ import (
 // a four-letter prefix, and for searches of several words and abbreviations.
 func TestRankQueryRanksAlike(t *testing.T) {
 	e := newEnv(t)
-	var feed bytes.Buffer
-	if err := reaxmlgen.Generate(&feed, reaxmlgen.Options{Seed: 29, Listings: 150}); err != nil {
-		t.Fatal(err)
-	}
-	e.mustImport(t, feed.String())
-	ctx := context.Background()
-	rows, _ := e.db.Pool.Query(ctx, `SELECT word FROM ts_stat(format('SELECT to_tsvector(''simple'', coalesce(headline, '''') || '' '' ||
-		coalesce(description, '''') || '' '' || coalesce(search_address, '''')) FROM listings WHERE site_id = %L', $1::text))
-		WHERE length(word) >= 3 ORDER BY ndoc DESC, word LIMIT 400`, e.site)
-	words, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(words) < 300 {
-		t.Fatalf("words: %d, %v", len(words), err)
-	}
+	e.mustImportGenerated(t, 29, 150)
+	words := e.siteWords(t, 3, 300, 400)
 	queries := []string{"modern kitchen pool", "renovated family home", "st kilda rd", "3 bed quiet street", "open plan living"}
 	for _, w := range words {
 		queries = append(queries, w)
@@ -47,9 +31,8 @@ func TestRankQueryRanksAlike(t *testing.T) {
 		if tsq == "" {
 			continue
 		}
-		var n, differ, whole, ranked int
-		if err := e.db.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE ts_rank_cd(l.search, `+tsq+`) <> ts_rank_cd(l.search, `+rankq+`)),
-				numnode(`+tsq+`), numnode(`+rankq+`) FROM listings l WHERE `+b.where(), b.args...).Scan(&n, &differ, &whole, &ranked); err != nil {
+		n, differ, whole, ranked, err := e.ranksApart(b, tsq, rankq)
+		if err != nil {
 			t.Fatalf("%q: %v", q, err)
 		}
 		if n == 0 { // an English stop word: not in the vectors

@@ -1,22 +1,17 @@
 package listings
 
 import (
-	"bytes"
-	"context"
 	"net/url"
 	"strings"
 	"testing"
 	"unicode"
-
-	"github.com/jackc/pgx/v5"
-
-	"github.com/listgate/listgate/pkg/reaxml/reaxmlgen"
 )
 
 // Whatever a client sends as q, the search answers 200, or 422 for a query
-// string that is not valid (VALIDATION_ERROR), never a server error: the words parseSearch keeps go into to_tsquery as
-// parameters, and none makes Postgres fail. A search with words ranks
-// each match by its rank query (rankWord) exactly as by the whole query.
+// string that is not valid (VALIDATION_ERROR), never a server error: the
+// words parseSearch keeps go into to_tsquery as parameters, and none makes
+// Postgres fail. A search with words ranks each match by its rank query
+// (rankWord) exactly as by the whole query.
 func FuzzSearchQuery(f *testing.F) {
 	for _, q := range []string{"huntly", "3 bed pool", "kitchen:*", "a & b | !c", "'quoted' \"double\"", "café Ⅻ ½ ٣ ²",
 		"ǅemal ǈ", "st kilda rd", strings.Repeat("x", 200), "日本語 テスト", "a\x00b", "-- drop table", `\`, "foo<->bar",
@@ -24,20 +19,10 @@ func FuzzSearchQuery(f *testing.F) {
 		f.Add(q)
 	}
 	e := newEnv(f)
-	var feed bytes.Buffer
-	if err := reaxmlgen.Generate(&feed, reaxmlgen.Options{Seed: 31, Listings: 40}); err != nil {
-		f.Fatal(err)
-	}
-	e.mustImport(f, feed.String())
+	e.mustImportGenerated(f, 31, 40)
 	// And words of the site's own text, alone and in pairs, so that the
 	// seeds match listings to rank.
-	rows, _ := e.db.Pool.Query(context.Background(), `SELECT word FROM ts_stat(format('SELECT to_tsvector(''simple'',
-		coalesce(headline, '''') || '' '' || coalesce(description, '''') || '' '' || coalesce(search_address, ''''))
-		FROM listings WHERE site_id = %L', $1::text)) WHERE length(word) >= 4 ORDER BY ndoc DESC, word LIMIT 40`, e.site)
-	words, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(words) < 40 {
-		f.Fatalf("words: %d, %v", len(words), err)
-	}
+	words := e.siteWords(f, 4, 40, 40)
 	for i, w := range words {
 		f.Add(w)
 		f.Add(w + " " + words[(i+7)%len(words)])
@@ -67,9 +52,8 @@ func FuzzSearchQuery(f *testing.F) {
 		if tsq == "" {
 			return
 		}
-		var differ int
-		if err := e.db.Pool.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE ts_rank_cd(l.search, `+tsq+`) <> ts_rank_cd(l.search, `+rankq+`))
-				FROM listings l WHERE `+b.where(), b.args...).Scan(&differ); err != nil {
+		_, differ, _, _, err := e.ranksApart(b, tsq, rankq)
+		if err != nil {
 			t.Fatalf("q %q: %v", q, err)
 		}
 		if differ != 0 {
@@ -95,11 +79,7 @@ func FuzzListingQuery(f *testing.F) {
 		f.Add(raw, true)
 	}
 	e := newEnv(f)
-	var feed bytes.Buffer
-	if err := reaxmlgen.Generate(&feed, reaxmlgen.Options{Seed: 37, Listings: 30}); err != nil {
-		f.Fatal(err)
-	}
-	e.mustImport(f, feed.String())
+	e.mustImportGenerated(f, 37, 30)
 	f.Fuzz(func(t *testing.T, raw string, search bool) {
 		if strings.IndexFunc(raw, func(r rune) bool { return r <= ' ' || r >= 0x7f || r == '#' }) >= 0 {
 			return // not on a request line: a client escapes it, and HTTP refuses it as it is
@@ -127,11 +107,7 @@ func FuzzListingKey(f *testing.F) {
 		f.Add(k)
 	}
 	e := newEnv(f)
-	var feed bytes.Buffer
-	if err := reaxmlgen.Generate(&feed, reaxmlgen.Options{Seed: 41, Listings: 5}); err != nil {
-		f.Fatal(err)
-	}
-	e.mustImport(f, feed.String())
+	e.mustImportGenerated(f, 41, 5)
 	f.Fuzz(func(t *testing.T, key string) {
 		if key == "" {
 			return // another route: the collection

@@ -1,7 +1,6 @@
 package listings
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/url"
@@ -11,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/listgate/listgate/pkg/model"
-	"github.com/listgate/listgate/pkg/reaxml/reaxmlgen"
 )
 
 // rankedRefs is the order of a relevance search as it was ranked before the
@@ -61,11 +59,7 @@ func searchRefs(tb testing.TB, e *testEnv, q string) ([]int64, model.Meta) {
 // the order of ts_rank_cd, as before the search window.
 func TestSearchGoldenOrder(t *testing.T) {
 	e := newEnv(t)
-	var feed bytes.Buffer
-	if err := reaxmlgen.Generate(&feed, reaxmlgen.Options{Seed: 17, Listings: 400}); err != nil {
-		t.Fatal(err)
-	}
-	e.mustImport(t, feed.String())
+	e.mustImportGenerated(t, 17, 400)
 	var suburb, common, word string
 	e.db.Pool.QueryRow(context.Background(), `SELECT lower(suburb) FROM listings WHERE site_id = $1 AND suburb !~ ' '
 		GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`, e.site).Scan(&suburb)
@@ -142,11 +136,7 @@ func TestSearchWindow(t *testing.T) {
 // a row of 1.3 kB to sort and store.
 func TestRankingReadsNoMoreBlocks(t *testing.T) {
 	e := newEnv(t)
-	var feed bytes.Buffer
-	if err := reaxmlgen.Generate(&feed, reaxmlgen.Options{Seed: 23, Listings: 300}); err != nil {
-		t.Fatal(err)
-	}
-	e.mustImport(t, feed.String())
+	e.mustImportGenerated(t, 23, 300)
 	ctx := context.Background()
 	var common string
 	e.db.Pool.QueryRow(ctx, `SELECT word FROM ts_stat(format('SELECT to_tsvector(''simple'', description)
