@@ -111,17 +111,11 @@ func TestBodiesDecidedBeforeRead(t *testing.T) {
 		}
 	})
 	t.Run("the connection goes on after a body read whole", func(t *testing.T) {
-		c, err := net.Dial("tcp", edge.addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(10 * time.Second))
 		lead := `{"name":"Sam","email":"sam@example.com"}`
 		req := "POST /v1/leads HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer " + leadKey.Key +
 			"\r\nContent-Type: application/json\r\nContent-Length: " + fmt.Sprint(len(lead)) + "\r\n\r\n" + lead
-		io.WriteString(c, req+strings.Replace(req, "sam@", "kim@", 1))
-		br := bufio.NewReader(c)
+		c, br := dialWrite(t, edge.addr, req+strings.Replace(req, "sam@", "kim@", 1), 10*time.Second)
+		defer c.Close()
 		for i := 0; i < 2; i++ {
 			resp, err := http.ReadResponse(br, nil)
 			if err != nil {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -309,3 +310,21 @@ func do(tb testing.TB, method, url string, body []byte, hdr map[string]string) r
 }
 
 func bearer(k string) map[string]string { return map[string]string{"Authorization": "Bearer " + k} }
+
+// dialWrite opens a connection to addr with a deadline of d for the whole
+// exchange, writes requests to it exactly as written (no client
+// normalises them) and returns it with a reader of it: the caller reads
+// the answers and closes it.
+func dialWrite(tb testing.TB, addr, requests string, d time.Duration) (net.Conn, *bufio.Reader) {
+	tb.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(d))
+	if _, err := io.WriteString(c, requests); err != nil {
+		c.Close()
+		tb.Fatal(err)
+	}
+	return c, bufio.NewReader(c)
+}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net"
@@ -15,14 +14,8 @@ import (
 // reports whether the edge closed the connection after them.
 func exchange(tb testing.TB, addr, requests string, n int, method string) (answers []*http.Response, bodies []string, eof bool) {
 	tb.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	c, br := dialWrite(tb, addr, requests, 5*time.Second)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	io.WriteString(c, requests)
-	br := bufio.NewReader(c)
 	for i := 0; i < n; i++ {
 		resp, err := http.ReadResponse(br, &http.Request{Method: method})
 		if err != nil {
@@ -34,7 +27,7 @@ func exchange(tb testing.TB, addr, requests string, n int, method string) (answe
 	}
 	// A connection kept alive stays open: a read waits until the deadline.
 	c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
-	_, err = br.ReadByte()
+	_, err := br.ReadByte()
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		return answers, bodies, false
 	}

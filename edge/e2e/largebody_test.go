@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -65,19 +63,11 @@ func TestEdgeLargeCachedBodies(t *testing.T) {
 	}
 
 	// On one connection: GET, HEAD, GET with gzip and GET, sent at once.
-	c, err := net.Dial("tcp", edge.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
 	req := func(method, enc string) string {
 		return method + " " + path + " HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer " + k.Key + "\r\nAccept-Encoding: " + enc + "\r\n\r\n"
 	}
-	if _, err := io.WriteString(c, req("GET", "identity")+req("HEAD", "identity")+req("GET", "gzip")+req("GET", "identity")); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(c)
+	c, br := dialWrite(t, edge.addr, req("GET", "identity")+req("HEAD", "identity")+req("GET", "gzip")+req("GET", "identity"), 10*time.Second)
+	defer c.Close()
 	for i, want := range []struct {
 		method string
 		body   []byte

@@ -760,16 +760,8 @@ func (s clientStep) raw() string {
 // unasked); closed, whether the edge closed the connection after them.
 func pipeline(tb testing.TB, addr, requests string, methods []string) (answers []wireAnswer, err error, closed bool) {
 	tb.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	c, br := dialWrite(tb, addr, requests, 10*time.Second)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.WriteString(c, requests); err != nil {
-		tb.Fatal(err)
-	}
-	br := bufio.NewReader(c)
 	for _, m := range methods {
 		a, err := readWire(br, m)
 		if err != nil {
