@@ -2,6 +2,7 @@ package listings
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -50,27 +51,60 @@ func (s *Service) mediaList(w http.ResponseWriter, r *http.Request, st site) err
 	if since != nil {
 		b.add("m.modified_at > ?", *since)
 	}
+	// The page walks the media index in the page's order and stops at its
+	// end; the total is counted apart, up to countWindow past the page, as
+	// a listing query's is. A count of every match on every page (a window
+	// count) read all of a site's media and sorted them: 1.5 s a page for
+	// the 650,000 media objects of a site of 100,000 listings.
+	where, n := b.where(), len(b.args)
+	bound := p.offset() + p.perPage + countWindow
 	limit, offset := b.param(p.perPage), b.param(p.offset())
-	rows, err := s.db.Pool.Query(r.Context(), `SELECT `+mediaColumns+`, count(*) OVER ()
-		FROM media m JOIN listings l ON l.site_id = m.site_id AND l.ref = m.listing_ref
-		WHERE `+b.where()+` ORDER BY m.listing_ref, m.kind, m.position, m.id LIMIT `+limit+` OFFSET `+offset, b.args...)
-	if err != nil {
-		return dbErr(err)
-	}
+	// One past the bound tells a total at the bound from one beyond.
+	countArgs := append(b.args[:n:n], bound+1)
 	data := []model.Media{}
 	total := 0
-	for rows.Next() {
-		m, err := scanMedia(rows, st.loc, &total)
-		if err != nil {
-			rows.Close()
+	page := `SELECT ` + mediaColumns + ` FROM media m JOIN listings l ON l.site_id = m.site_id AND l.ref = m.listing_ref
+		WHERE ` + where + ` ORDER BY m.listing_ref, m.kind, m.position, m.id LIMIT ` + limit + ` OFFSET ` + offset
+	scanPage := func(rows pgx.Rows) error {
+		for rows.Next() {
+			m, err := scanMedia(rows, st.loc, nil)
+			if err != nil {
+				return err
+			}
+			data = append(data, m)
+		}
+		return rows.Err()
+	}
+	count := `SELECT count(*) FROM (SELECT FROM media m JOIN listings l ON l.site_id = m.site_id AND l.ref = m.listing_ref
+		WHERE ` + where + ` LIMIT $` + fmt.Sprint(n+1) + `) c`
+	scanCount := func(r pgx.Row) error { return r.Scan(&total) }
+	if since == nil {
+		batch := &pgx.Batch{}
+		batch.Queue(page, b.args...).Query(scanPage)
+		batch.Queue(count, countArgs...).QueryRow(scanCount)
+		if err := s.db.Pool.SendBatch(r.Context(), batch).Close(); err != nil {
 			return dbErr(err)
 		}
-		data = append(data, m)
+	} else {
+		// How many objects changed since a time decides the plan (the few
+		// changed found by the modification index, then ordered; or the
+		// list walked in its order): planned with the request's time each
+		// time, as a search is with its words (customPlan). A prepared
+		// statement's generic plan walked every object of the site for a
+		// time after them all (90 ms on a site of 650,000).
+		rows, _ := s.db.Pool.Query(r.Context(), page, append([]any{customPlan}, b.args...)...)
+		err := scanPage(rows)
+		rows.Close()
+		if err == nil {
+			err = scanCount(s.db.Pool.QueryRow(r.Context(), count, append([]any{customPlan}, countArgs...)...))
+		}
+		if err != nil {
+			return dbErr(err)
+		}
 	}
-	if err := rows.Err(); err != nil {
-		return dbErr(err)
-	}
-	return respond(w, r, s.cc.Listings, model.Collection[model.Media]{Data: data, Meta: meta(p, total)})
+	mt := meta(p, min(total, bound))
+	mt.TotalExact = total <= bound
+	return respond(w, r, s.cc.Listings, model.Collection[model.Media]{Data: data, Meta: mt})
 }
 
 func (s *Service) mediaOne(w http.ResponseWriter, r *http.Request, st site) error {
