@@ -112,3 +112,28 @@ func TestPostgresStopAndRestartKeepData(t *testing.T) {
 		t.Error("Restart after Close succeeded")
 	}
 }
+
+// Settings override the defaults, and stay through a restart.
+func TestPostgresSettings(t *testing.T) {
+	pg := devdbtest.NewCluster(t, "shared_buffers=64MB", "work_mem=7MB")
+	ctx := context.Background()
+	check := func(when string) {
+		conn, err := pgx.Connect(ctx, pg.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var buffers, workMem string
+		if err := conn.QueryRow(ctx, "SELECT current_setting('shared_buffers'), current_setting('work_mem')").Scan(&buffers, &workMem); err != nil {
+			t.Fatal(err)
+		}
+		if buffers != "64MB" || workMem != "7MB" {
+			t.Errorf("%s: shared_buffers %s, work_mem %s; want 64MB and 7MB", when, buffers, workMem)
+		}
+	}
+	check("started")
+	if err := pg.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("restarted")
+}

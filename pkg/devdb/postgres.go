@@ -47,6 +47,7 @@ type Postgres struct {
 	dir, dataDir, binDir string
 	cred                 *syscall.Credential
 	log                  *os.File
+	settings             []string // PostgresOptions.Settings
 
 	mu       sync.Mutex // serialises Stop, Restart and Close
 	closed   bool
@@ -66,6 +67,9 @@ type PostgresOptions struct {
 	Log *os.File
 	// StartTimeout bounds initdb plus start-up. Zero: 60 s.
 	StartTimeout time.Duration
+	// Settings are server settings (name=value, as postgres -c takes them)
+	// given after the defaults, which they override: shared_buffers=2GB.
+	Settings []string
 }
 
 // StartPostgres initialises a cluster in a new temporary directory and starts
@@ -116,7 +120,7 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Postgres, error)
 			os.RemoveAll(dir)
 			return nil, err
 		}
-		p := &Postgres{Port: port, dir: dir, dataDir: dataDir, binDir: binDir, cred: cred, log: opts.Log}
+		p := &Postgres{Port: port, dir: dir, dataDir: dataDir, binDir: binDir, cred: cred, log: opts.Log, settings: opts.Settings}
 		p.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 		if err := p.launch(); err != nil {
 			os.RemoveAll(dir)
@@ -138,12 +142,16 @@ func StartPostgres(ctx context.Context, opts PostgresOptions) (*Postgres, error)
 // for it to answer.
 func (p *Postgres) launch() error {
 	p.exited = make(chan struct{})
-	p.cmd = exec.Command(filepath.Join(p.binDir, "postgres"),
-		"-D", p.dataDir, "-p", strconv.Itoa(p.Port), "-k", p.dir,
+	args := []string{"-D", p.dataDir, "-p", strconv.Itoa(p.Port), "-k", p.dir,
 		"-c", "listen_addresses=127.0.0.1",
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=200", "-c", "shared_buffers=128MB",
-		"-c", "log_min_messages=warning")
+		"-c", "log_min_messages=warning"}
+	// The last -c of a name is the one the server keeps.
+	for _, s := range p.settings {
+		args = append(args, "-c", s)
+	}
+	p.cmd = exec.Command(filepath.Join(p.binDir, "postgres"), args...)
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if p.log != nil {
 		p.cmd.Stdout, p.cmd.Stderr = p.log, p.log

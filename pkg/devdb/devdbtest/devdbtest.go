@@ -132,10 +132,11 @@ func NewDatabase(tb testing.TB, tmpl *Template) string {
 }
 
 // NewCluster starts a cluster of the test's own, for tests that stop or
-// restart the server; it is closed when the test ends. It needs no RunTests.
-func NewCluster(tb testing.TB) *devdb.Postgres {
+// restart the server, with settings over the defaults (name=value); it is
+// closed when the test ends. It needs no RunTests.
+func NewCluster(tb testing.TB, settings ...string) *devdb.Postgres {
 	tb.Helper()
-	pg, err := devdb.StartPostgres(context.Background(), devdb.PostgresOptions{})
+	pg, err := devdb.StartPostgres(context.Background(), devdb.PostgresOptions{Settings: settings})
 	if err != nil {
 		unavailable(tb, err)
 	}
