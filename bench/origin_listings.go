@@ -26,7 +26,7 @@ func init() {
 	scenarios["origin-listings"] = benchOriginListings
 	plans["origin-listings"] = func(q bool) time.Duration {
 		if q {
-			return 30 * time.Second
+			return 60 * time.Second
 		}
 		return 90*time.Second + 2*7*5*time.Second + 2*5*3*2*time.Second // the sites made, then 7 requests × 2 sites × 5 rounds, 5 × 2 × 3 of 2 s
 	}
