@@ -350,6 +350,15 @@ var setImportStatementTimeout = fmt.Sprintf(`SET statement_timeout = %d`, import
 func (im *Importer) unlockSite(siteID string, conns []*pgxpool.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// The listing counts the import's transactions added to rows of their
+	// connections' own (listing_facets) go to the site's, each in a
+	// statement of its own; one that fails leaves them where they are,
+	// counted still.
+	for _, c := range conns {
+		if _, err := c.Exec(ctx, `SELECT listing_facets_compact($1)`, siteID); err != nil {
+			im.log.WarnContext(ctx, "listing counts of an import", "site_id", siteID, "err", err)
+		}
+	}
 	if _, err := conns[0].Exec(ctx, `SELECT pg_advisory_unlock(hashtextextended($1, 7))`, siteID); err != nil {
 		conns[0].Hijack().Close(ctx)
 		conns = conns[1:]

@@ -20,13 +20,15 @@ func (s *Service) fields(w http.ResponseWriter, r *http.Request, st site) error 
 	counts := map[string]map[string]int{}
 	var ranges struct{ minPrice, maxPrice, minBeds, maxBeds, minBaths, maxBaths, minCars, maxCars *float64 }
 	b := &pgx.Batch{}
-	b.Queue(`SELECT status, count(*) FROM listings WHERE site_id = $1 AND status <> 'deleted' GROUP BY status`, st.id).
+	// The site's counts of listings by status and value (listing_facets,
+	// kept with the listings), not a count of its listings: a few hundred
+	// rows whatever the site's size.
+	b.Queue(`SELECT status, sum(n)::bigint FROM listing_facets WHERE site_id = $1 AND field = 'type' AND status <> 'deleted'
+		GROUP BY status HAVING sum(n) > 0`, st.id).
 		Query(func(rs pgx.Rows) error { return collectCounts(rs, counts, "status") })
-	b.Queue(`SELECT CASE WHEN GROUPING(type) = 0 THEN 'type' WHEN GROUPING(category) = 0 THEN 'category'
-			WHEN GROUPING(suburb) = 0 THEN 'suburb' WHEN GROUPING(state) = 0 THEN 'state' ELSE 'postcode' END,
-			coalesce(type, category, suburb, state, postcode), count(*)
-		FROM listings WHERE site_id = $1 AND status = 'current'
-		GROUP BY GROUPING SETS ((type), (category), (suburb), (state), (postcode))`, st.id).
+	b.Queue(`SELECT field, value, sum(n)::bigint FROM listing_facets
+		WHERE site_id = $1 AND status = 'current' AND field IN ('type', 'category', 'suburb', 'state', 'postcode')
+		GROUP BY field, value HAVING sum(n) > 0`, st.id).
 		Query(func(rs pgx.Rows) error {
 			var field string
 			var value *string
@@ -42,9 +44,15 @@ func (s *Service) fields(w http.ResponseWriter, r *http.Request, st site) error 
 			})
 			return err
 		})
-	b.Queue(`SELECT min(price) FILTER (WHERE price_shown), max(price) FILTER (WHERE price_shown),
-			min(bedrooms), max(bedrooms), min(bathrooms), max(bathrooms), min(car_spaces), max(car_spaces)
-		FROM listings WHERE site_id = $1 AND status = 'current'`, st.id).
+	b.Queue(`SELECT min(price), max(price), min(bedrooms), max(bedrooms), min(bathrooms), max(bathrooms),
+			min(car_spaces), max(car_spaces)
+		FROM (SELECT CASE WHEN field LIKE 'price:%' THEN value::numeric END AS price,
+				CASE WHEN field = 'bedrooms' THEN value::numeric END AS bedrooms,
+				CASE WHEN field = 'bathrooms' THEN value::numeric END AS bathrooms,
+				CASE WHEN field = 'car_spaces' THEN value::numeric END AS car_spaces
+			FROM listing_facets WHERE site_id = $1 AND status = 'current'
+				AND (field LIKE 'price:%' OR field IN ('bedrooms', 'bathrooms', 'car_spaces'))
+			GROUP BY field, value HAVING sum(n) > 0) v`, st.id).
 		QueryRow(func(row pgx.Row) error {
 			return row.Scan(&ranges.minPrice, &ranges.maxPrice, &ranges.minBeds, &ranges.maxBeds,
 				&ranges.minBaths, &ranges.maxBaths, &ranges.minCars, &ranges.maxCars)

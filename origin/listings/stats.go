@@ -38,8 +38,11 @@ func (s *Service) stats(w http.ResponseWriter, r *http.Request, st site) error {
 	}
 	now := s.now()
 	b := &pgx.Batch{}
-	b.Queue(`SELECT status, type, count(*) FROM listings WHERE site_id = $1 AND status <> 'deleted'
-		GROUP BY status, type`, st.id).Query(func(rs pgx.Rows) error {
+	// Counted from the site's counts of listings by status and value
+	// (listing_facets, kept with the listings), not from its listings: a
+	// few hundred rows whatever the site's size.
+	b.Queue(`SELECT status, value, sum(n)::bigint FROM listing_facets WHERE site_id = $1 AND field = 'type' AND status <> 'deleted'
+		GROUP BY status, value HAVING sum(n) > 0`, st.id).Query(func(rs pgx.Rows) error {
 		var status, typ string
 		var n int
 		_, err := pgx.ForEachRow(rs, []any{&status, &typ, &n}, func() error {
@@ -51,9 +54,23 @@ func (s *Service) stats(w http.ResponseWriter, r *http.Request, st site) error {
 		return err
 	})
 	p := &out.Listings.Price
-	b.Queue(`SELECT count(price), min(price), max(price), percentile_cont(0.5) WITHIN GROUP (ORDER BY price)
-		FROM listings WHERE site_id = $1 AND status = 'current' AND type = ANY($2) AND price_shown AND price IS NOT NULL`,
-		st.id, saleTypes).QueryRow(func(row pgx.Row) error {
+	// The median as percentile_cont(0.5) computes it over every price: the
+	// mean, in float8, of the prices at the middle positions (the same one
+	// when the count is odd), found by the counts of each price.
+	saleFields := make([]string, len(saleTypes))
+	for i, t := range saleTypes {
+		saleFields[i] = "price:" + t
+	}
+	b.Queue(`WITH v AS (SELECT value::numeric AS price, sum(n) AS n FROM listing_facets
+			WHERE site_id = $1 AND status = 'current' AND field = ANY($2) GROUP BY value HAVING sum(n) > 0),
+		c AS (SELECT price, sum(n) OVER (ORDER BY price) AS upto, sum(n) OVER () AS total FROM v),
+		m AS (SELECT coalesce(max(total), 0) AS total, min(price) AS lo_price, max(price) AS hi_price,
+				min(price) FILTER (WHERE upto > floor((total - 1) / 2)) AS first,
+				min(price) FILTER (WHERE upto > ceil((total - 1) / 2)) AS second FROM c)
+		SELECT total::bigint, lo_price, hi_price,
+			CASE WHEN total > 0 THEN first::float8 + ((0.5 * (total - 1)) - floor(0.5 * (total - 1)))::float8 * (second::float8 - first::float8) END
+		FROM m`,
+		st.id, saleFields).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&p.Count, &p.Min, &p.Max, &p.Median)
 	})
 	b.Queue(`SELECT type, count(*) FILTER (WHERE created_at > $2::timestamptz - interval '7 days'), count(*)
