@@ -28,25 +28,28 @@ type AgentRow struct {
 // assigned to them, and whether there are more. An id that is not a UUID
 // is NOT_FOUND.
 func (db *DB) DashboardAgents(ctx context.Context, siteID string, since time.Time, limit, offset int) ([]AgentRow, bool, error) {
+	// The page's agents first, then their counts: what is read is the
+	// page's agents' listings and leads, not every agent's of the site.
 	rows, _ := db.Pool.Query(ctx, `
-		WITH listed AS (
+		WITH a AS MATERIALIZED (
+			SELECT id, name, email, phone_mobile, phone_office FROM agents WHERE site_id = $1
+			ORDER BY lower(name), lower(email), id`+fmt.Sprintf(" LIMIT %d OFFSET %d", limit+1, max(offset, 0))+`),
+		listed AS (
 			SELECT la.agent_id, count(DISTINCT la.listing_ref) AS n
 			FROM listing_agents la
-			JOIN listings l ON l.site_id = la.site_id AND l.ref = la.listing_ref
-			WHERE la.site_id = $1 AND l.status = 'current'
+			JOIN listings l ON l.site_id = $1 AND l.ref = la.listing_ref
+			WHERE la.site_id = $1 AND la.agent_id IN (SELECT id FROM a) AND l.status = 'current'
 			GROUP BY la.agent_id),
 		recent AS (
 			SELECT assigned_agent_id AS agent_id, count(*) AS n FROM leads
-			WHERE site_id = $1 AND created_at >= $2 AND assigned_agent_id IS NOT NULL
+			WHERE site_id = $1 AND created_at >= $2 AND assigned_agent_id IN (SELECT id FROM a)
 			GROUP BY assigned_agent_id)
 		SELECT a.id, a.name, coalesce(a.email, ''), coalesce(a.phone_mobile, ''), coalesce(a.phone_office, ''),
 			coalesce(listed.n, 0), coalesce(recent.n, 0), btrim(coalesce(a.email, '')) <> ''
-		FROM agents a
+		FROM a
 		LEFT JOIN listed ON listed.agent_id = a.id
 		LEFT JOIN recent ON recent.agent_id = a.id
-		WHERE a.site_id = $1
-		ORDER BY lower(a.name), lower(a.email), a.id`+
-		fmt.Sprintf(" LIMIT %d OFFSET %d", limit+1, max(offset, 0)), siteID, since)
+		ORDER BY lower(a.name), lower(a.email), a.id`, siteID, since)
 	as, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AgentRow, error) {
 		var a AgentRow
 		err := r.Scan(&a.ID, &a.Name, &a.Email, &a.PhoneMobile, &a.PhoneOffice, &a.CurrentListings,
