@@ -150,6 +150,10 @@ func TestFacetsMatchTheListings(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("compacted")
+	var zero int
+	if err := e.db.Pool.QueryRow(ctx, `SELECT count(*) FROM listing_facets WHERE site_id = $1 AND shard = 0 AND n = 0`, e.site).Scan(&zero); err != nil || zero != 0 {
+		t.Errorf("after compaction, %d counts of 0 kept (%v)", zero, err)
+	}
 	if _, err := e.db.Pool.Exec(ctx, `DELETE FROM sites WHERE id = $1`, other.site); err != nil {
 		t.Fatalf("deleting a site with listings: %v", err)
 	}
@@ -158,6 +162,10 @@ func TestFacetsMatchTheListings(t *testing.T) {
 		t.Errorf("a deleted site's counts: %d rows left (%v)", left, err)
 	}
 	e.checkFacets(t, "another site deleted", e)
+	if _, err := e.db.Pool.Exec(ctx, `TRUNCATE listings CASCADE`); err != nil {
+		t.Fatal(err)
+	}
+	e.checkFacets(t, "listings truncated", e)
 }
 
 // checkFacets compares s's fields and summary with what counting its

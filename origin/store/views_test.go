@@ -131,6 +131,7 @@ func TestListingViewsAndTop(t *testing.T) {
 	l1 := mustListingRef(t, db, a.ID, "L1", "current")
 	l2 := mustListingRef(t, db, a.ID, "L2", "current")
 	l3 := mustListingRef(t, db, a.ID, "L3", "sold")
+	l4 := mustListingRef(t, db, a.ID, "L4", "current")
 	other := mustListingRef(t, db, b.ID, "O1", "current")
 	if _, err := db.ApplyViewBatch(ctx, store.ViewBatch{ID: batchID(10), EdgeID: "e", Counts: []store.ViewCount{
 		{SiteID: a.ID, ListingRef: l1, Day: date("2026-11-19"), Views: 10, Visitors: 4},
@@ -138,6 +139,7 @@ func TestListingViewsAndTop(t *testing.T) {
 		{SiteID: a.ID, ListingRef: l2, Day: date("2026-11-21"), Views: 30, Visitors: 2},
 		{SiteID: a.ID, ListingRef: l1, Day: date("2026-11-25"), Views: 99, Visitors: 99}, // after the period
 		{SiteID: b.ID, ListingRef: other, Day: date("2026-11-21"), Views: 1000, Visitors: 1000},
+		{SiteID: a.ID, ListingRef: l4, Day: date("2026-11-20"), Views: 500, Visitors: 1}, // its row goes below
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -171,6 +173,9 @@ func TestListingViewsAndTop(t *testing.T) {
 		t.Errorf("days = %s\nwant %s", got, want)
 	}
 
+	if _, err := db.Pool.Exec(ctx, `DELETE FROM listings WHERE site_id = $1 AND ref = $2`, a.ID, l4); err != nil {
+		t.Fatal(err)
+	}
 	top, err := db.TopListings(ctx, a.ID, p, store.SortViews, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -190,13 +195,20 @@ func TestListingViewsAndTop(t *testing.T) {
 	if len(top) != 3 || top[0].ListingRef != l1 || top[1].ListingRef != l2 {
 		t.Errorf("top by visitors = %+v", top)
 	}
-	// A listing whose row is gone leaves its place to the next one.
+	// A listing whose row is gone leaves its place to the next one, also
+	// when it is the whole top.
+	if top, _ = db.TopListings(ctx, a.ID, p, store.SortViews, 1); len(top) != 1 || top[0].ListingRef != l1 {
+		t.Errorf("top 1 by views = %+v", top)
+	}
 	if _, err := db.Pool.Exec(ctx, `DELETE FROM listings WHERE site_id = $1 AND ref = $2`, a.ID, l2); err != nil {
 		t.Fatal(err)
 	}
 	top, _ = db.TopListings(ctx, a.ID, p, store.SortViews, 2)
 	if len(top) != 2 || top[0].ListingRef != l1 || top[1].ListingRef != l3 {
 		t.Errorf("top 2 by views without L2's row = %+v", top)
+	}
+	if top, _ = db.TopListings(ctx, a.ID, p, store.SortVisitors, 1); len(top) != 1 || top[0].ListingRef != l1 {
+		t.Errorf("top 1 by visitors without L2's row = %+v", top)
 	}
 	if _, err := db.TopListings(ctx, a.ID, p, "views; DROP TABLE leads", 10); err == nil {
 		t.Error("an unknown sort was taken")

@@ -12,7 +12,8 @@
 -- for each other's counts, and cannot deadlock on them. Reads sum the
 -- shards; listing_facets_compact moves a backend's rows into shard 0 (the
 -- importer calls it on each of its connections when an import ends), in a
--- statement of its own. Rows are not removed when they fall to 0.
+-- statement of its own, and drops the site's rows that fell to 0. Rows a
+-- backend added outside an import stay in its shard, counted.
 --
 -- No foreign key to sites: checking it for each row an import's statement
 -- adds cost a third of the counting. A site's counts go with it by the
@@ -94,13 +95,38 @@ SELECT v.site_id, v.status, v.field, v.value, 0, sum(v.n)
 FROM listings r, listing_facet_values(r, 1) v
 GROUP BY 1, 2, 3, 4;
 
--- Moves the counts this backend added to site's rows into shard 0.
-CREATE FUNCTION listing_facets_compact(site uuid) RETURNS void LANGUAGE sql AS $$
+-- Moves the counts this backend added to site's rows into shard 0, and
+-- drops the site's counts that fell to 0. The site is locked first (as a
+-- row a foreign key would lock): a site deleted meanwhile would miss the
+-- rows moved, and its deletion, waiting for this statement's rows while
+-- holding those of shard 0 this statement next needs, could deadlock.
+CREATE FUNCTION listing_facets_compact(site uuid) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM 1 FROM sites WHERE id = site FOR KEY SHARE;
+    IF NOT FOUND THEN
+        DELETE FROM listing_facets WHERE site_id = site;
+        RETURN;
+    END IF;
     WITH moved AS (
         DELETE FROM listing_facets WHERE site_id = site AND shard = pg_backend_pid()
         RETURNING status, field, value, n)
     INSERT INTO listing_facets AS f (site_id, status, field, value, shard, n)
-    SELECT site, status, field, value, 0, sum(n) FROM moved
+    SELECT site, m.status, m.field, m.value, 0, sum(m.n) FROM moved m
     GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-    ON CONFLICT (site_id, status, field, value, shard) DO UPDATE SET n = f.n + excluded.n
+    ON CONFLICT (site_id, status, field, value, shard) DO UPDATE SET n = f.n + excluded.n;
+    DELETE FROM listing_facets WHERE site_id = site AND shard = 0 AND n = 0;
+END
 $$;
+
+-- TRUNCATE removes every listing without a row's trigger: the counts go
+-- with them. (A data-only restore that loads listing_facets and then the
+-- listings with their triggers enabled counts them twice: restore with
+-- --disable-triggers.)
+CREATE FUNCTION listing_facets_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM listing_facets;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER listing_facets_truncated AFTER TRUNCATE ON listings
+    FOR EACH STATEMENT EXECUTE FUNCTION listing_facets_truncated();
