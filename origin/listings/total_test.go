@@ -27,27 +27,14 @@ func TestTotalBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c model.Collection[map[string]any]
-	for _, tc := range []struct {
-		query      string
-		total      int
-		exact      bool
-		totalPages int
-		rows       int
-	}{
+	checkTotals(t, e, "/v1/sites/{site}/listings", []totalCase{
 		{"", 20 + countWindow, false, (20 + countWindow) / 20, 20},
 		{"?type=rental", n / 2, true, (n/2 + 19) / 20, 20},
 		{"?page=50", n, true, n / 20, 20},
 		{"?per_page=50", 50 + countWindow, false, (50 + countWindow) / 50, 50},
 		{"?per_page=100", n, true, n / 100, 100}, // exactly at the bound
 		{"?page=60", n, true, n / 20, 0},         // past the end
-	} {
-		e.get(t, "/v1/sites/{site}/listings"+tc.query, &c)
-		m := c.Meta
-		if m.Total != tc.total || m.TotalExact != tc.exact || m.TotalPages != tc.totalPages || len(c.Data) != tc.rows {
-			t.Errorf("%q: total %d exact %v pages %d with %d rows; want %d %v %d with %d", tc.query,
-				m.Total, m.TotalExact, m.TotalPages, len(c.Data), tc.total, tc.exact, tc.totalPages, tc.rows)
-		}
+	}, func(tc totalCase, m model.Meta) {
 		if !tc.exact {
 			// The last page announced exists.
 			var last model.Collection[map[string]any]
@@ -56,8 +43,9 @@ func TestTotalBounded(t *testing.T) {
 				t.Errorf("%q: page %d of %d is empty", tc.query, m.TotalPages, m.TotalPages)
 			}
 		}
-	}
+	})
 	// Other collections are exact.
+	var c model.Collection[map[string]any]
 	e.get(t, "/v1/sites/{site}/fields", &c)
 	if !c.Meta.TotalExact {
 		t.Error("fields: total_exact false")
@@ -89,27 +77,13 @@ func TestMediaTotalBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	const shown = (listings - 1) * each
-	var c model.Collection[model.Media]
-	for _, tc := range []struct {
-		query      string
-		total      int
-		exact      bool
-		totalPages int
-		rows       int
-	}{
+	checkTotals(t, e, "/v1/sites/{site}/media", []totalCase{
 		{"", 20 + countWindow, false, (20 + countWindow) / 20, 20},
 		{"?kind=floorplan", listings - 1, true, (listings - 1 + 19) / 20, 20},
 		{"?page=20", shown, true, (shown + 19) / 20, 20},
 		{"?per_page=100&page=3", shown, true, (shown + 99) / 100, 100}, // the bound past the end
 		{"?page=70", shown, true, (shown + 19) / 20, 0},                // past the end
-	} {
-		e.get(t, "/v1/sites/{site}/media"+tc.query, &c)
-		m := c.Meta
-		if m.Total != tc.total || m.TotalExact != tc.exact || m.TotalPages != tc.totalPages || len(c.Data) != tc.rows {
-			t.Errorf("%q: total %d exact %v pages %d with %d rows; want %d %v %d with %d", tc.query,
-				m.Total, m.TotalExact, m.TotalPages, len(c.Data), tc.total, tc.exact, tc.totalPages, tc.rows)
-		}
-	}
+	}, nil)
 	// Pages follow one another in the list's order: listing, kind,
 	// position.
 	var first, second model.Collection[model.Media]
@@ -153,5 +127,31 @@ func TestMediaTotalBounded(t *testing.T) {
 	if err := one.Pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(generic_plans), 0) FROM pg_prepared_statements
 		WHERE statement LIKE '%FROM media%' AND statement NOT LIKE '%pg_prepared_statements%'`).Scan(&prepared, &generic); err != nil || prepared > 0 {
 		t.Errorf("media lists ran as %d prepared statements, %d times on a generic plan (%v)", prepared, generic, err)
+	}
+}
+
+// totalCase is a collection's query and the meta and rows it answers.
+type totalCase struct {
+	query            string
+	total            int
+	exact            bool
+	totalPages, rows int
+}
+
+// checkTotals asks path with each case's query and checks its meta and
+// rows; then, when not nil, each(case, meta).
+func checkTotals(t *testing.T, e *testEnv, path string, cases []totalCase, each func(totalCase, model.Meta)) {
+	t.Helper()
+	for _, tc := range cases {
+		var c model.Collection[map[string]any]
+		e.get(t, path+tc.query, &c)
+		m := c.Meta
+		if m.Total != tc.total || m.TotalExact != tc.exact || m.TotalPages != tc.totalPages || len(c.Data) != tc.rows {
+			t.Errorf("%s%s: total %d exact %v pages %d with %d rows; want %d %v %d with %d", path, tc.query,
+				m.Total, m.TotalExact, m.TotalPages, len(c.Data), tc.total, tc.exact, tc.totalPages, tc.rows)
+		}
+		if each != nil {
+			each(tc, m)
+		}
 	}
 }
