@@ -86,6 +86,18 @@ func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f li
 				return dbErr(err)
 			}
 		}
+	} else if q.pageCounts {
+		// A deep page counts from its own first row (deepPageCount); a
+		// page past the last has none, and is counted apart.
+		rows, _ := s.db.Pool.Query(ctx, q.page, q.args...)
+		err := scanPage(rows)
+		rows.Close()
+		if err == nil && len(found) == 0 {
+			err = countTotal(s.db.Pool.QueryRow(ctx, q.count, q.countArgs...))
+		}
+		if err != nil {
+			return dbErr(err)
+		}
 	} else {
 		batch := &pgx.Batch{}
 		batch.Queue(q.page, q.args...).Query(scanPage)
@@ -97,7 +109,7 @@ func (s *Service) listings(w http.ResponseWriter, r *http.Request, st site, f li
 	// The count reads one past its bound to tell a total at the bound from
 	// one beyond.
 	bound := countBound(f)
-	if q.pageCounts {
+	if q.pageCounts && q.custom {
 		bound = searchWindow
 	}
 	if total > bound {
@@ -222,10 +234,46 @@ func listingSQL(siteID string, f listingFilter) listingQuery {
 	// A deeper page skips its offset in the index alone (an index-only scan
 	// of the refs), then reads the rows of the page only: skipping rows
 	// would read each skipped listing.
+	if key, after, ok := deepPageCount(f.sort); ok {
+		// Its total, counted from its own first row: the offset, and the
+		// matches from that row on (up to countWindow past the page), in
+		// the same statement. Counted from the first match, the count
+		// walked the offset a second time: page 200 walked 3,980 refs for
+		// the page and 5,021 for its total, at about 0.24 µs a ref
+		// (TestDeepPageCountsFromItsFirstRow).
+		q.pageCounts = true
+		q.page = `WITH p AS MATERIALIZED (SELECT l.ref, l.` + key + ` AS k FROM listings l WHERE ` + b.where() +
+			` ORDER BY ` + order + ` LIMIT ` + limit + ` OFFSET ` + offset + `),
+			first AS MATERIALIZED (SELECT k, ref FROM p ORDER BY k ` + after.order + `, ref ` + after.order + ` LIMIT 1)
+			SELECT ` + rowColumns + `, ` + offset + `::bigint + (SELECT count(*) FROM (SELECT FROM listings l WHERE ` + b.where() +
+			` AND (l.` + key + `, l.ref) ` + after.op + ` ((SELECT k FROM first), (SELECT ref FROM first))
+				LIMIT ` + limit + ` + ` + fmt.Sprint(countWindow+1) + `) c)
+			FROM p JOIN listings l ON l.site_id = $1 AND l.ref = p.ref ORDER BY ` + order
+		return q
+	}
 	q.page = `SELECT ` + rowColumns + ` FROM (SELECT l.ref FROM listings l WHERE ` + b.where() +
 		` ORDER BY ` + order + ` LIMIT ` + limit + ` OFFSET ` + offset + `) p
 		JOIN listings l ON l.site_id = $1 AND l.ref = p.ref ORDER BY ` + order
 	return q
+}
+
+// deepPageCount tells how a deep page of a listing order counts its
+// total from its first row: the order's key, never null, and the rows at
+// or after a row in it ((key, ref) op the row's; order is the direction
+// that puts the first row first). The orders by price or suburb, whose
+// keys may be null, count from the first match.
+func deepPageCount(sort string) (key string, after struct{ op, order string }, ok bool) {
+	switch sort {
+	case "relevance", "-modified", "":
+		return "modified_at", struct{ op, order string }{"<=", "DESC"}, true
+	case "modified":
+		return "modified_at", struct{ op, order string }{">=", "ASC"}, true
+	case "-created":
+		return "created_at", struct{ op, order string }{"<=", "DESC"}, true
+	case "created":
+		return "created_at", struct{ op, order string }{">=", "ASC"}, true
+	}
+	return "", after, false
 }
 
 // countBound is how many matches a listing query counts at most: up to

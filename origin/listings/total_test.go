@@ -34,6 +34,14 @@ func TestTotalBounded(t *testing.T) {
 		{"?per_page=50", 50 + countWindow, false, (50 + countWindow) / 50, 50},
 		{"?per_page=100", n, true, n / 100, 100}, // exactly at the bound
 		{"?page=60", n, true, n / 20, 0},         // past the end
+		// Deep pages of the orders that count from the page's first row.
+		{"?page=2&sort=created", 40 + countWindow, false, (40 + countWindow) / 20, 20},
+		{"?page=50&sort=created", n, true, n / 20, 20},
+		{"?page=54&sort=-created", n, true, n / 20, 20},
+		{"?page=3&sort=modified", 60 + countWindow, false, (60 + countWindow) / 20, 20},
+		{"?page=5&per_page=100&sort=modified", n, true, n / 100, 100},
+		{"?page=2&type=rental", n / 2, true, (n/2 + 19) / 20, 20},
+		{"?page=60&sort=created", n, true, n / 20, 0}, // past the end: counted apart
 	}, func(tc totalCase, m model.Meta) {
 		if !tc.exact {
 			// The last page announced exists.
