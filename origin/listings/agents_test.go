@@ -99,21 +99,3 @@ func firstKey(m map[int64]int64) int64 {
 	}
 	return first
 }
-
-// explainAnalyze is EXPLAIN (ANALYZE, BUFFERS) of sql with args.
-func explainAnalyze(tb testing.TB, e *testEnv, sql string, args []any) string {
-	tb.Helper()
-	rows, err := e.db.Pool.Query(context.Background(), "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+sql, args...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out string
-	for _, l := range lines {
-		out += l + "\n"
-	}
-	return out
-}

@@ -141,7 +141,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 				if !strings.Contains(plan, "Index Only Scan") {
 					t.Errorf("deep page %s reads the listings it skips:\n%s", q, plan)
 				}
-				if _, _, ok := deepPageCount(f.sort); ok && !strings.Contains(plan, "(ROW(modified_at, ref) <= ROW(") &&
+				if _, _, _, ok := deepPageCount(f.sort); ok && !strings.Contains(plan, "(ROW(modified_at, ref) <= ROW(") &&
 					!strings.Contains(plan, "(ROW(created_at, ref) <= ROW(") {
 					t.Errorf("deep page %s does not count from its first row:\n%s", q, plan)
 				}
@@ -200,7 +200,19 @@ func TestQueriesUseIndexes(t *testing.T) {
 
 func explain(tb testing.TB, e *testEnv, sql string, args []any) string {
 	tb.Helper()
-	rows, err := e.db.Pool.Query(context.Background(), "EXPLAIN "+sql, args...)
+	return explainWith(tb, e, "", sql, args)
+}
+
+// explainAnalyze is EXPLAIN (ANALYZE, BUFFERS) of sql with args.
+func explainAnalyze(tb testing.TB, e *testEnv, sql string, args []any) string {
+	tb.Helper()
+	return explainWith(tb, e, "(ANALYZE, BUFFERS, COSTS OFF) ", sql, args)
+}
+
+// explainWith is EXPLAIN with options (as written after EXPLAIN) of sql.
+func explainWith(tb testing.TB, e *testEnv, options, sql string, args []any) string {
+	tb.Helper()
+	rows, err := e.db.Pool.Query(context.Background(), "EXPLAIN "+options+sql, args...)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -234,7 +234,7 @@ func listingSQL(siteID string, f listingFilter) listingQuery {
 	// A deeper page skips its offset in the index alone (an index-only scan
 	// of the refs), then reads the rows of the page only: skipping rows
 	// would read each skipped listing.
-	if key, after, ok := deepPageCount(f.sort); ok {
+	if key, op, dir, ok := deepPageCount(f.sort); ok {
 		// Its total, counted from its own first row: the offset, and the
 		// matches from that row on (up to countWindow past the page), in
 		// the same statement. Counted from the first match, the count
@@ -244,9 +244,9 @@ func listingSQL(siteID string, f listingFilter) listingQuery {
 		q.pageCounts = true
 		q.page = `WITH p AS MATERIALIZED (SELECT l.ref, l.` + key + ` AS k FROM listings l WHERE ` + b.where() +
 			` ORDER BY ` + order + ` LIMIT ` + limit + ` OFFSET ` + offset + `),
-			first AS MATERIALIZED (SELECT k, ref FROM p ORDER BY k ` + after.order + `, ref ` + after.order + ` LIMIT 1)
+			first AS MATERIALIZED (SELECT k, ref FROM p ORDER BY k ` + dir + `, ref ` + dir + ` LIMIT 1)
 			SELECT ` + rowColumns + `, ` + offset + `::bigint + (SELECT count(*) FROM (SELECT FROM listings l WHERE ` + b.where() +
-			` AND (l.` + key + `, l.ref) ` + after.op + ` ((SELECT k FROM first), (SELECT ref FROM first))
+			` AND (l.` + key + `, l.ref) ` + op + ` ((SELECT k FROM first), (SELECT ref FROM first))
 				LIMIT ` + limit + ` + ` + fmt.Sprint(countWindow+1) + `) c)
 			FROM p JOIN listings l ON l.site_id = $1 AND l.ref = p.ref ORDER BY ` + order
 		return q
@@ -259,21 +259,21 @@ func listingSQL(siteID string, f listingFilter) listingQuery {
 
 // deepPageCount tells how a deep page of a listing order counts its
 // total from its first row: the order's key, never null, and the rows at
-// or after a row in it ((key, ref) op the row's; order is the direction
-// that puts the first row first). The orders by price or suburb, whose
-// keys may be null, count from the first match.
-func deepPageCount(sort string) (key string, after struct{ op, order string }, ok bool) {
+// or after a row in it ((key, ref) op the row's; dir is the direction that
+// puts the first row first). The orders by price or suburb, whose keys may
+// be null, count from the first match.
+func deepPageCount(sort string) (key, op, dir string, ok bool) {
 	switch sort {
 	case "relevance", "-modified", "":
-		return "modified_at", struct{ op, order string }{"<=", "DESC"}, true
+		return "modified_at", "<=", "DESC", true
 	case "modified":
-		return "modified_at", struct{ op, order string }{">=", "ASC"}, true
+		return "modified_at", ">=", "ASC", true
 	case "-created":
-		return "created_at", struct{ op, order string }{"<=", "DESC"}, true
+		return "created_at", "<=", "DESC", true
 	case "created":
-		return "created_at", struct{ op, order string }{">=", "ASC"}, true
+		return "created_at", ">=", "ASC", true
 	}
-	return "", after, false
+	return "", "", "", false
 }
 
 // countBound is how many matches a listing query counts at most: up to

@@ -48,20 +48,6 @@ func (s *Service) mediaList(w http.ResponseWriter, r *http.Request, st site) err
 		return err
 	}
 	mq := mediaListSQL(st.id, ref, kind, since, p)
-	page, count, bound := mq.page, mq.count, mq.bound
-	data := []model.Media{}
-	total := 0
-	scanPage := func(rows pgx.Rows) error {
-		for rows.Next() {
-			m, err := scanMedia(rows, st.loc, nil)
-			if err != nil {
-				return err
-			}
-			data = append(data, m)
-		}
-		return rows.Err()
-	}
-	scanCount := func(r pgx.Row) error { return r.Scan(&total) }
 	// Planned with the request's values every time (customPlan), as a
 	// search is: how many objects a site has, or how many changed since a
 	// time, decides the plan, and a prepared statement's generic plan is
@@ -69,17 +55,17 @@ func (s *Service) mediaList(w http.ResponseWriter, r *http.Request, st site) err
 	// walked every site's listings for a small site's page (3 ms → 13 ms
 	// beside a site of 30,000), and by modification time every object of
 	// the site for a time after them all (90 ms on a site of 650,000).
-	rows, _ := s.db.Pool.Query(r.Context(), page, append([]any{customPlan}, mq.args...)...)
-	err := scanPage(rows)
-	rows.Close()
+	rows, _ := s.db.Pool.Query(r.Context(), mq.page, append([]any{customPlan}, mq.args...)...)
+	data, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (model.Media, error) { return scanMedia(r, st.loc, nil) })
+	total := 0
 	if err == nil {
-		err = scanCount(s.db.Pool.QueryRow(r.Context(), count, append([]any{customPlan}, mq.countArgs...)...))
+		err = s.db.Pool.QueryRow(r.Context(), mq.count, append([]any{customPlan}, mq.countArgs...)...).Scan(&total)
 	}
 	if err != nil {
 		return dbErr(err)
 	}
-	mt := meta(p, min(total, bound))
-	mt.TotalExact = total <= bound
+	mt := meta(p, min(total, mq.bound))
+	mt.TotalExact = total <= mq.bound
 	return respond(w, r, s.cc.Listings, model.Collection[model.Media]{Data: data, Meta: mt})
 }
 
