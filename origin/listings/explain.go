@@ -21,7 +21,9 @@ type Plan struct {
 // request makes for a site — target is the request's path and query under
 // the site, as the API takes it ("/listings?…" or "/listings/search?…") —
 // for performance reports and an operator's investigation. It executes
-// the queries (read only).
+// the queries (read only). Each is planned with the request's values; a
+// page without filters runs on its generic plan instead (genericPlans),
+// which walks the same index (TestQueriesUseIndexes) without the planning.
 func (s *Service) Explain(ctx context.Context, siteID, target string) ([]Plan, error) {
 	u, err := url.Parse(target)
 	if err != nil {

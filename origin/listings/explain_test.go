@@ -2,6 +2,7 @@ package listings
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -111,6 +112,24 @@ func TestQueriesUseIndexes(t *testing.T) {
 					t.Errorf("sequential scan for %s:\n%s\n%s", q, stmt.sql, plan)
 				}
 			}
+			// A statement without filters runs on its generic plan (see
+			// genericPlans), made once for every site: it must walk the
+			// order's index as the plan for the site would.
+			if lq.generic {
+				for _, stmt := range []struct {
+					sql  string
+					args []any
+				}{{lq.page, lq.args}, {lq.count, lq.countArgs}} {
+					plan := explainGeneric(t, e, stmt.sql, stmt.args)
+					if strings.Contains(plan, "Seq Scan on listings") || strings.Contains(plan, "Bitmap Heap Scan on listings") ||
+						!strings.Contains(plan, "using listings_site_") {
+						t.Errorf("the generic plan of %s does not walk its index:\n%s\n%s", q, stmt.sql, plan)
+					}
+				}
+				if f.offset() > 0 && !strings.Contains(explainGeneric(t, e, page, args), "Index Only Scan") {
+					t.Errorf("the generic plan of deep page %s reads the listings it skips", q)
+				}
+			}
 			// A narrow search finds its matches in the full-text index; a
 			// broad one walks the newest listings down to its window.
 			if want, ok := map[string]string{"q=richmond7": "listings_site_search",
@@ -191,11 +210,126 @@ func TestQueriesUseIndexes(t *testing.T) {
 			}
 		}
 	})
+	// Pages without filters run on their generic plans, planned once by
+	// the connection (TestQueriesUseIndexes checks those plans above):
+	// Postgres otherwise plans each run again with the site, for longer
+	// than the run takes. The setting ends with the request's batch: the
+	// connection's searches afterwards keep their own plans.
+	t.Run("plain pages run generic plans", func(t *testing.T) {
+		one, err := store.Open(ctx, e.db.Pool.Config().ConnString(), store.Options{MaxConns: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer one.Close()
+		svc := New(Config{DB: one})
+		plain := []string{"", "page=10", "sort=-price&page=3", "sort=suburb", "status=sold&sort=created"}
+		for i := 0; i < 8; i++ {
+			for _, q := range plain {
+				for _, st := range []site{{id: e.site, loc: time.UTC}, {id: small.site, loc: time.UTC}} {
+					rec := httptest.NewRecorder()
+					r := httptest.NewRequest("GET", "/v1/sites/"+st.id+"/listings?"+q, nil)
+					if err := svc.list(rec, r, st); err != nil || rec.Code != http.StatusOK ||
+						!strings.Contains(rec.Body.String(), `"listing_ref"`) {
+						t.Fatalf("%s: %v %d %.200s", q, err, rec.Code, rec.Body.String())
+					}
+				}
+			}
+			// A page past the last counts apart.
+			rec := httptest.NewRecorder()
+			r := httptest.NewRequest("GET", "/v1/sites/"+small.site+"/listings?page=200", nil)
+			if err := svc.list(rec, r, site{id: small.site, loc: time.UTC}); err != nil || rec.Code != http.StatusOK ||
+				!strings.Contains(rec.Body.String(), `"data":[]`) {
+				t.Fatalf("past the last page: %v %d %.200s", err, rec.Code, rec.Body.String())
+			}
+			rec = httptest.NewRecorder()
+			r = httptest.NewRequest("GET", "/v1/sites/"+e.site+"/listings/featured", nil)
+			if err := svc.featured(rec, r, site{id: e.site, loc: time.UTC}); err != nil || rec.Code != http.StatusOK {
+				t.Fatalf("featured: %v %d", err, rec.Code)
+			}
+			// A search on the same connection, after the pages.
+			rec = httptest.NewRecorder()
+			r = httptest.NewRequest("GET", "/v1/sites/"+e.site+"/listings/search?q=home", nil)
+			if err := svc.search(rec, r, site{id: e.site, loc: time.UTC}); err != nil || rec.Code != http.StatusOK {
+				t.Fatalf("search: %v %d", err, rec.Code)
+			}
+		}
+		var mode string
+		if err := one.Pool.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil || mode != "auto" {
+			t.Errorf("plan_cache_mode %q after the requests (%v): the setting outlived its batch", mode, err)
+		}
+		rows, _ := one.Pool.Query(ctx, `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements
+			WHERE (statement LIKE '%FROM listings l%' OR statement LIKE '%listing_ref = ANY($2)%')
+				AND statement NOT LIKE '%pg_prepared_statements%'`)
+		type prepared struct {
+			SQL             string
+			Generic, Custom int64
+		}
+		stmts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[prepared])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pages int
+		for _, st := range stmts {
+			search := strings.Contains(st.SQL, "@@")
+			switch {
+			case search && st.Generic > 0:
+				t.Errorf("a search ran on a generic plan %d times (%d custom):\n%s", st.Generic, st.Custom, st.SQL)
+			case !search && (st.Custom > 0 || st.Generic == 0):
+				t.Errorf("a page without filters was planned again %d times (%d runs of its generic plan):\n%s",
+					st.Custom, st.Generic, st.SQL)
+			case !search:
+				pages++
+			}
+		}
+		// Page and count of the first pages (every sort's page is a
+		// statement of its own), deep pages, featured, and each page's
+		// agents, media and inspections.
+		if pages < 10 {
+			t.Errorf("%d statements of plain pages prepared: %+v", pages, stmts)
+		}
+	})
 	featured := listingFilter{page: page{page: 1, perPage: 20}, statuses: []string{"current"}, sort: "-modified", featuredOnly: true}
 	fq := listingSQL(e.site, featured)
 	if plan := explain(t, e, fq.page, fq.args); strings.Contains(plan, "Seq Scan on listings") {
 		t.Errorf("featured: %s", plan)
 	}
+	if plan := explainGeneric(t, e, fq.page, fq.args); !fq.generic || !strings.Contains(plan, "using listings_site_featured") {
+		t.Errorf("featured: generic %v, its generic plan:\n%s", fq.generic, plan)
+	}
+}
+
+// explainGeneric is EXPLAIN of the generic plan of sql, the plan a
+// prepared statement keeps under plan_cache_mode force_generic_plan
+// (genericPlans), made on a connection of its own. The arguments are
+// written into the EXECUTE as literals: strings and integers, which is what
+// the statements without filters take.
+func explainGeneric(tb testing.TB, e *testEnv, sql string, args []any) string {
+	tb.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, e.db.Pool.Config().ConnString())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	lits := make([]string, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			lits[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
+		case int, int64:
+			lits[i] = fmt.Sprint(v)
+		default:
+			tb.Fatalf("explainGeneric: argument %d is a %T", i+1, a)
+		}
+	}
+	if _, err := conn.Exec(ctx, "PREPARE generic AS "+sql); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+		tb.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, "EXPLAIN EXECUTE generic("+strings.Join(lits, ", ")+")")
+	return planText(tb, rows, err)
 }
 
 func explain(tb testing.TB, e *testEnv, sql string, args []any) string {
@@ -213,6 +347,12 @@ func explainAnalyze(tb testing.TB, e *testEnv, sql string, args []any) string {
 func explainWith(tb testing.TB, e *testEnv, options, sql string, args []any) string {
 	tb.Helper()
 	rows, err := e.db.Pool.Query(context.Background(), "EXPLAIN "+options+sql, args...)
+	return planText(tb, rows, err)
+}
+
+// planText is the text of an EXPLAIN's answer.
+func planText(tb testing.TB, rows pgx.Rows, err error) string {
+	tb.Helper()
 	if err != nil {
 		tb.Fatal(err)
 	}

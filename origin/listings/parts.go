@@ -24,7 +24,10 @@ func (s *Service) renderRows(ctx context.Context, st site, rows []*row) ([]model
 	media := map[int64][]model.Media{}
 	insp := map[int64][]model.Inspection{}
 
+	// Their plans are one index each, whatever the site and refs: planned
+	// once by the connection (the media's was planned again on every run).
 	b := &pgx.Batch{}
+	genericPlans(b)
 	b.Queue(`SELECT la.listing_ref, a.id, a.name, a.email, a.phone_mobile, a.phone_office
 		FROM listing_agents la JOIN agents a ON a.site_id = la.site_id AND a.id = la.agent_id
 		WHERE la.site_id = $1 AND la.listing_ref = ANY($2) ORDER BY la.listing_ref, la.position`, st.id, refs).
