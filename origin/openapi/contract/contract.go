@@ -27,7 +27,7 @@
 // TestContractCoverage prints the merged report:
 //
 //	dir=$(mktemp -d)
-//	LISTGATE_CONTRACT_COVERAGE=$dir go test -count=1 ./origin/...
+//	LISTGATE_CONTRACT_COVERAGE=$dir go test -count=1 ./origin/... ./pairing/...
 //	LISTGATE_CONTRACT_COVERAGE=$dir go test -count=1 -run TestContractCoverage -v ./origin/openapi
 package contract
 
