@@ -4,9 +4,12 @@ import (
 	"context"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/listgate/listgate/pkg/model"
 )
 
 // An agent's count of current listings reads the site's own listings: a
@@ -51,8 +54,8 @@ func TestAgentCountsStayInTheSite(t *testing.T) {
 		sql  string
 		args []any
 	}{
-		"page":      {agentQuery("true", "LIMIT $2 OFFSET $3"), []any{e.site, 20, 0}},
-		"one agent": {agentQuery("a.id = $2", ""), []any{e.site, firstKey(want)}},
+		"page":      {agentQuery("true", "LIMIT $2 OFFSET $3", "("+siteAgents+")"), []any{e.site, 20, 0}},
+		"one agent": {agentQuery("a.id = $2", "", "0"), []any{e.site, firstKey(want)}},
 	} {
 		plan := explainAnalyze(t, e, q.sql, q.args)
 		read := 0
@@ -98,4 +101,72 @@ func firstKey(m map[int64]int64) int64 {
 		}
 	}
 	return first
+}
+
+// A site's agents page reads its page: the page's agents from an index in
+// the page's order and each agent's listing refs from an index alone, so a
+// site of 3,000 agents, each on 20 listings, costs a page what a site of a
+// few does. Before, every agent of the site was read and sorted for each
+// page (the total was a window over them), and each agent's listing_agents
+// rows were read from the table. A page past the last still says how many
+// agents the site has.
+func TestAgentsPageReadsItsPage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("makes 3,000 agents and 30,000 listings")
+	}
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := e.db.Pool.Exec(ctx, `INSERT INTO agents (site_id, name, email)
+		SELECT $1, 'Agent ' || (ARRAY['Smith','Jones','Nguyen','Brown','Lee'])[1 + i % 5] || ' ' || i, 'agent' || i || '@example.com'
+		FROM generate_series(1, 3000) i`, e.site); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.Pool.Exec(ctx, `INSERT INTO listings (site_id, agency_id, unique_id, type, status, doc)
+		SELECT $1, 'AG', 'L' || i, 'residential', (ARRAY['current','current','sold'])[1 + i % 3], '{}'
+		FROM generate_series(1, 30000) i`, e.site); err != nil {
+		t.Fatal(err)
+	}
+	// Each agent on 20 listings: listing i has agents i % 3000 and (i + 1) % 3000.
+	if _, err := e.db.Pool.Exec(ctx, `WITH a AS (SELECT array_agg(id ORDER BY id) ids FROM agents WHERE site_id = $1),
+		l AS (SELECT ref, row_number() OVER (ORDER BY ref) AS i FROM listings WHERE site_id = $1)
+		INSERT INTO listing_agents (site_id, listing_ref, position, agent_id)
+		SELECT $1, l.ref, p, a.ids[1 + (l.i + p) % 3000] FROM l, a, generate_series(1, 2) p`, e.site); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.Pool.Exec(ctx, `VACUUM ANALYZE agents, listing_agents, listings`); err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Data []model.Agent
+		Meta model.Meta
+	}
+	e.get(t, "/v1/sites/{site}/agents?page=2", &page)
+	if len(page.Data) != 20 || page.Meta.Total != 3000 || page.Data[0].ListingCount == 0 {
+		t.Fatalf("page 2: %d agents, total %d, first %+v", len(page.Data), page.Meta.Total, page.Data)
+	}
+	var want int64
+	if err := e.db.Pool.QueryRow(ctx, `SELECT count(*) FROM listing_agents la JOIN listings l ON l.site_id = la.site_id
+		AND l.ref = la.listing_ref AND l.status = 'current' WHERE la.site_id = $1 AND la.agent_id = $2`,
+		e.site, page.Data[0].AgentID).Scan(&want); err != nil || int64(page.Data[0].ListingCount) != want {
+		t.Errorf("agent %s: %d current listings, want %d (%v)", page.Data[0].AgentID, page.Data[0].ListingCount, want, err)
+	}
+	plan := explainAnalyze(t, e, agentQuery("true", "LIMIT $2 OFFSET $3", "("+siteAgents+")"), []any{e.site, 20, 20})
+	for _, want := range []string{"Index Scan using agents_site_lower_name", "Index Only Scan using listing_agents_agent_refs"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the page's plan has no %q:\n%s", want, plan)
+		}
+	}
+	// The total counts the site's agents (narrow rows, no sort); the page
+	// itself sorts none of them.
+	if strings.Contains(plan, "WindowAgg") || strings.Contains(plan, "top-N heapsort") {
+		t.Errorf("the page sorts every agent of the site:\n%s", plan)
+	}
+	var past struct {
+		Data []model.Agent
+		Meta model.Meta
+	}
+	e.get(t, "/v1/sites/{site}/agents?page=500", &past)
+	if len(past.Data) != 0 || past.Meta.Total != 3000 || past.Meta.TotalPages != 150 {
+		t.Errorf("a page past the last: %d agents, meta %+v; want none, total 3000", len(past.Data), past.Meta)
+	}
 }
