@@ -17,6 +17,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/listgate/listgate/origin/openapi/contract"
 	"github.com/listgate/listgate/origin/store/storetest"
 	"github.com/listgate/listgate/pkg/devdb/devdbtest"
 	"github.com/listgate/listgate/pkg/devproc"
@@ -306,6 +307,9 @@ func do(tb testing.TB, method, url string, body []byte, hdr map[string]string) r
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	// Every answer of the system, the edge's own included (rate limits,
+	// refused keys, limits on sizes), is checked against the document.
+	contract.CheckExchange(tb, req, body, resp.StatusCode, resp.Header, b)
 	return response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 

@@ -6,8 +6,9 @@
 // submission, pairing, the upload API and the service endpoints. It is
 // checked three ways by tests: it loads and validates with kin-openapi; the
 // routes the origin registers are exactly the routes it documents; and
-// every request and response of the origin's HTTP tests is validated
-// against it (package contract). docs/api-reference.md is generated from
+// every request and response of the origin's HTTP tests, and every
+// exchange of the end-to-end tests with the real edge and origin, is
+// validated against it (package contract). docs/api-reference.md is generated from
 // it (go run ./origin/openapi/gen).
 //
 // This package has no dependency beyond the standard library and

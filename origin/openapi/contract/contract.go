@@ -21,13 +21,15 @@
 // edge's identity headers, not from keys.
 //
 // Coverage reports which (route, status) pairs the wrapped handlers have
-// answered in this process. With LISTGATE_CONTRACT_COVERAGE set to a
-// directory, every test binary that uses Wrap also writes its pairs there
+// answered in this process, and the exchanges CheckExchange checked (the
+// end-to-end tests' requests through the edge). With
+// LISTGATE_CONTRACT_COVERAGE set to a directory, every test binary that
+// uses either also writes its pairs there
 // (one file per binary), and ReadCoverage merges them; origin/openapi's
 // TestContractCoverage prints the merged report:
 //
 //	dir=$(mktemp -d)
-//	LISTGATE_CONTRACT_COVERAGE=$dir go test -count=1 ./origin/... ./pairing/...
+//	LISTGATE_CONTRACT_COVERAGE=$dir go test -count=1 ./origin/... ./pairing/... ./edge/e2e/
 //	LISTGATE_CONTRACT_COVERAGE=$dir go test -count=1 -run TestContractCoverage -v ./origin/openapi
 package contract
 
@@ -259,6 +261,15 @@ func (c *checker) check(req *http.Request, body []byte, bodyComplete bool, rec *
 		opMethod = http.MethodGet
 	}
 	op := rt.item.GetOperation(opMethod)
+	if op == nil && req.Method == http.MethodOptions && rec.status != http.StatusMethodNotAllowed {
+		// The edge's own answer to OPTIONS (the document's conventions and
+		// CORS section describe it; no operation does): 200 with Allow, or
+		// a preflight's 204, 403 or 404.
+		if err := c.checkOptions(rt, rec); err != nil {
+			return []string{fmt.Sprintf("contract: %s: %v", label, err)}
+		}
+		return nil
+	}
 	if op == nil {
 		if err := c.checkMethodNotAllowed(rt, rec); err != nil {
 			return []string{fmt.Sprintf("contract: %s: the document has no %s operation here: %v", label, req.Method, err)}
@@ -321,8 +332,10 @@ func (c *checker) checkMethodNotAllowed(rt *route, rec *recorder) error {
 	if rec.status != http.StatusMethodNotAllowed {
 		return fmt.Errorf("want 405 METHOD_NOT_ALLOWED, got %d", rec.status)
 	}
+	// The edge answers OPTIONS itself (preflights, and RFC 9110's OPTIONS),
+	// so its Allow lists OPTIONS after the document's methods.
 	want := strings.Join(rt.methods(), ", ")
-	if got := rec.header.Get("Allow"); got != want {
+	if got := rec.header.Get("Allow"); got != want && got != want+", OPTIONS" {
 		return fmt.Errorf("405 with Allow %q, the document's methods are %q", got, want)
 	}
 	if rec.header.Get("X-Request-Id") == "" {
@@ -345,6 +358,26 @@ func (c *checker) checkMethodNotAllowed(rt *route, rec *recorder) error {
 		if e, _ := env["error"].(map[string]any); e == nil || e["code"] != "METHOD_NOT_ALLOWED" {
 			return fmt.Errorf("405 body %s: code is not METHOD_NOT_ALLOWED", shortBody(rec.body.Bytes()))
 		}
+	}
+	return nil
+}
+
+// checkOptions checks the edge's answer to OPTIONS on a known path: a plain
+// OPTIONS is 200 with Allow (the document's methods and OPTIONS); a
+// preflight is 204 with the CORS headers, or refused 403 or 404.
+func (c *checker) checkOptions(rt *route, rec *recorder) error {
+	switch rec.status {
+	case http.StatusOK:
+		if want := strings.Join(rt.methods(), ", ") + ", OPTIONS"; rec.header.Get("Allow") != want {
+			return fmt.Errorf("OPTIONS 200 with Allow %q, want %q", rec.header.Get("Allow"), want)
+		}
+	case http.StatusNoContent:
+		if rec.header.Get("Access-Control-Allow-Origin") == "" || rec.header.Get("Access-Control-Allow-Methods") == "" {
+			return fmt.Errorf("a preflight's 204 without Access-Control-Allow-Origin and -Methods")
+		}
+	case http.StatusForbidden, http.StatusNotFound:
+	default:
+		return fmt.Errorf("OPTIONS answered %d", rec.status)
 	}
 	return nil
 }
