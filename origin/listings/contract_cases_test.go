@@ -1,20 +1,14 @@
 package listings
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	json "github.com/goccy/go-json"
 
-	"github.com/listgate/listgate/origin/api"
-	"github.com/listgate/listgate/origin/openapi/contract"
-	"github.com/listgate/listgate/origin/store"
 	"github.com/listgate/listgate/origin/store/storetest"
-	"github.com/listgate/listgate/pkg/model"
 )
 
 // newEnvAt is newEnv with the read API's clock stopped at now: the stats
@@ -22,15 +16,7 @@ import (
 // ETag, which must not move between a request and its revalidation.
 func newEnvAt(tb testing.TB, now time.Time) *testEnv {
 	tb.Helper()
-	db := storetest.NewDB(tb)
-	s, err := db.CreateSite(context.Background(), "Stats Realty", model.Professional, "")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
-		InternalToken: token, Log: slog.New(slog.DiscardHandler),
-		Mounts: []api.Mounter{New(Config{DB: db, Now: func() time.Time { return now }})}})
-	return &testEnv{db: db, h: contract.Wrap(tb, srv.Handler()), server: srv.Handler(), site: s.ID}
+	return newEnvWith(tb, storetest.NewDB(tb), Config{Now: func() time.Time { return now }})
 }
 
 // The stats routes' documented outcomes a client can cause at the origin,

@@ -173,11 +173,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 	// the full-text index, then sorts them all: here a connection that ran
 	// the same searches a dozen times holds no generic plan of any of them.
 	t.Run("repeated searches", func(t *testing.T) {
-		one, err := store.Open(ctx, e.db.Pool.Config().ConnString(), store.Options{MaxConns: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer one.Close()
+		one := openOneConn(t, e)
 		svc := New(Config{DB: one})
 		for i := 0; i < 12; i++ {
 			// A broad word, a prefix, a narrow word, a search sorted by price
@@ -194,16 +190,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 				}
 			}
 		}
-		rows, _ := one.Pool.Query(ctx, `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements
-			WHERE statement LIKE '%@@%' AND statement NOT LIKE '%pg_prepared_statements%'`)
-		type prepared struct {
-			SQL             string
-			Generic, Custom int64
-		}
-		stmts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[prepared])
-		if err != nil {
-			t.Fatal(err)
-		}
+		stmts := preparedStatements(t, one, `statement LIKE '%@@%'`)
 		for _, st := range stmts {
 			if st.Generic > 0 {
 				t.Errorf("a search ran on a generic plan %d times (%d custom):\n%s", st.Generic, st.Custom, st.SQL)
@@ -216,11 +203,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 	// than the run takes. The setting ends with the request's batch: the
 	// connection's searches afterwards keep their own plans.
 	t.Run("plain pages run generic plans", func(t *testing.T) {
-		one, err := store.Open(ctx, e.db.Pool.Config().ConnString(), store.Options{MaxConns: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer one.Close()
+		one := openOneConn(t, e)
 		svc := New(Config{DB: one})
 		plain := []string{"", "page=10", "sort=-price&page=3", "sort=suburb", "status=sold&sort=created"}
 		for i := 0; i < 8; i++ {
@@ -257,17 +240,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 		if err := one.Pool.QueryRow(ctx, `SHOW plan_cache_mode`).Scan(&mode); err != nil || mode != "auto" {
 			t.Errorf("plan_cache_mode %q after the requests (%v): the setting outlived its batch", mode, err)
 		}
-		rows, _ := one.Pool.Query(ctx, `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements
-			WHERE (statement LIKE '%FROM listings l%' OR statement LIKE '%listing_ref = ANY($2)%')
-				AND statement NOT LIKE '%pg_prepared_statements%'`)
-		type prepared struct {
-			SQL             string
-			Generic, Custom int64
-		}
-		stmts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[prepared])
-		if err != nil {
-			t.Fatal(err)
-		}
+		stmts := preparedStatements(t, one, `(statement LIKE '%FROM listings l%' OR statement LIKE '%listing_ref = ANY($2)%')`)
 		var pages int
 		for _, st := range stmts {
 			search := strings.Contains(st.SQL, "@@")
@@ -296,6 +269,39 @@ func TestQueriesUseIndexes(t *testing.T) {
 	if plan := explainGeneric(t, e, fq.page, fq.args); !fq.generic || !strings.Contains(plan, "using listings_site_featured") {
 		t.Errorf("featured: generic %v, its generic plan:\n%s", fq.generic, plan)
 	}
+}
+
+// openOneConn opens the test's database with a pool of one connection, so
+// that every statement a service runs is prepared on that connection
+// (preparedStatements reads them back). It is closed when the test ends.
+func openOneConn(tb testing.TB, e *testEnv) *store.DB {
+	tb.Helper()
+	one, err := store.Open(context.Background(), e.db.Pool.Config().ConnString(), store.Options{MaxConns: 1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(one.Close)
+	return one
+}
+
+// prepared is a statement prepared on a connection, with how many times
+// it ran on its generic plan and on a plan made for its values.
+type prepared struct {
+	SQL             string
+	Generic, Custom int64
+}
+
+// preparedStatements are the statements prepared on one's connection that
+// where (a condition on pg_prepared_statements) picks.
+func preparedStatements(tb testing.TB, one *store.DB, where string) []prepared {
+	tb.Helper()
+	rows, _ := one.Pool.Query(context.Background(), `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements
+		WHERE `+where+` AND statement NOT LIKE '%pg_prepared_statements%'`)
+	stmts, err := pgx.CollectRows(rows, pgx.RowToStructByPos[prepared])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return stmts
 }
 
 // explainGeneric is EXPLAIN of the generic plan of sql, the plan a

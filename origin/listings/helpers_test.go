@@ -64,6 +64,13 @@ func newEnv(tb testing.TB) *testEnv {
 
 func newEnvOn(tb testing.TB, db *store.DB) *testEnv {
 	tb.Helper()
+	return newEnvWith(tb, db, Config{})
+}
+
+// newEnvWith is newEnvOn with the service's configuration (its DB is db).
+func newEnvWith(tb testing.TB, db *store.DB, cfg Config) *testEnv {
+	tb.Helper()
+	cfg.DB = db
 	s, err := db.CreateSite(context.Background(), "Read Realty", model.Professional, "")
 	if err != nil {
 		tb.Fatal(err)
@@ -76,7 +83,7 @@ func newEnvOn(tb testing.TB, db *store.DB) *testEnv {
 	})
 	srv := api.New(api.Config{Ready: db.Ping, Unavailable: store.IsUnavailable, Metrics: db.WritePoolMetrics,
 		InternalToken: token, Log: slog.New(slog.NewJSONHandler(&logs, nil)),
-		Mounts: []api.Mounter{New(Config{DB: db})}})
+		Mounts: []api.Mounter{New(cfg)}})
 	return &testEnv{db: db, h: contract.Wrap(tb, srv.Handler()), server: srv.Handler(), site: s.ID}
 }
 
